@@ -1,0 +1,54 @@
+/// How ``URLSessionTransport`` follows a redirect (RFC 9110 §15.4, with the Fetch standard's method rewrites).
+enum RedirectPolicy {
+    /// Headers that carry credentials and never cross to another origin.
+    static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
+
+    /// The request for the next hop, or `nil` when the response is not a redirect to follow.
+    static func nextRequest(after request: URLRequest, response: HTTPURLResponse) throws(NetworkAgentError)
+        -> URLRequest?
+    {
+        let status = response.statusCode
+        guard [301, 302, 303, 307, 308].contains(status),
+            let location = response.value(forHTTPHeaderField: "Location")
+        else { return nil }
+        guard let current = request.url, let target = URL(string: location, relativeTo: current)?.absoluteURL,
+            let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else {
+            throw NetworkAgentError(.redirectFailed, "cannot follow a redirect to \(location.debugDescription)",
+                response: response)
+        }
+        var next = request
+        next.url = target
+        let method = request.httpMethod ?? "GET"
+        let becomesGet = (status == 303 && method != "HEAD") || ((status == 301 || status == 302) && method == "POST")
+        if becomesGet {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            next.httpBodyStream = nil
+            for header in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"] {
+                next.setValue(nil, forHTTPHeaderField: header)
+            }
+        } else if let stream = request.httpBodyStream, !(stream is FileBackedBodyStream) {
+            throw NetworkAgentError(
+                .redirectFailed,
+                "a \(status) redirect needs the body again, but it was a one-shot stream",
+                response: response
+            )
+        }
+        if !sameOrigin(current, target) {
+            for header in credentialHeaders {
+                next.setValue(nil, forHTTPHeaderField: header)
+            }
+        }
+        return next
+    }
+
+    /// Whether two URLs share scheme, host and port (RFC 6454).
+    static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : 80))
+        }
+        return origin(lhs) == origin(rhs)
+    }
+}

@@ -1,0 +1,151 @@
+/// Turns an endpoint into the `URLRequest` the plugin chain starts from.
+struct RequestBuilder {
+    let configuration: NetworkAgentConfiguration
+
+    func makeRequest(for endpoint: any NetworkAgentEndpoint) throws(NetworkAgentError) -> URLRequest {
+        let method = endpoint.method
+        var request = URLRequest(url: try Self.url(base: endpoint.baseURL, path: endpoint.path))
+        request.httpMethod = method.name
+        request.timeoutInterval = (endpoint.timeout ?? configuration.timeout).timeInterval
+        for (name, value) in endpoint.headers {
+            try HTTPHeaderValidator.validate(name: name, value: value)
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        applyDefaults(to: &request)
+
+        switch endpoint.task {
+        case .requestPlain:
+            break
+        case .requestAttributes(let attributes, .url):
+            request.url = try Self.url(request.url, appendingQuery: URLEncodedForm.encode(attributes))
+        case .requestAttributes(let attributes, .json):
+            guard JSONSerialization.isValidJSONObject(attributes as [String: Any]) else {
+                throw NetworkAgentError(.encoding, "the attributes cannot be encoded as JSON (\(endpoint.path))")
+            }
+            do {
+                try setBody(JSONSerialization.data(withJSONObject: attributes, options: [.sortedKeys]), on: &request)
+            } catch let error as NetworkAgentError {
+                throw error
+            } catch {
+                throw NetworkAgentError(.encoding, "the attributes cannot be encoded as JSON", underlying: error)
+            }
+        case .requestAttributes(let attributes, .form):
+            try setBody(Data(URLEncodedForm.encode(attributes).utf8), on: &request)
+            setDefault("application/x-www-form-urlencoded", for: "Content-Type", on: &request)
+        case .requestWithoutAttributes(let content):
+            try encodeContent(content, into: &request)
+        case .upload(let parts):
+            try encodeMultipart(parts, into: &request)
+        }
+        return request
+    }
+
+    /// Sets the agent-wide defaults a request lacks (today the `User-Agent`).
+    func applyDefaults(to request: inout URLRequest) {
+        setDefault(configuration.userAgent, for: "User-Agent", on: &request)
+    }
+
+    private func setDefault(_ value: String, for name: String, on request: inout URLRequest) {
+        if request.value(forHTTPHeaderField: name) == nil {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+    }
+
+    private func setBody(_ body: Data, on request: inout URLRequest) throws(NetworkAgentError) {
+        try Self.checkBodyAllowed(request)
+        request.httpBody = body
+    }
+
+    /// FoundationNetworking refuses a `GET` with a body (-1103); refuse it earlier with a clear error.
+    private static func checkBodyAllowed(_ request: URLRequest) throws(NetworkAgentError) {
+        if request.httpMethod == HTTPMethod.get.name || request.httpMethod == HTTPMethod.head.name {
+            throw NetworkAgentError(.encoding, "a \(request.httpMethod ?? "") request cannot carry a body")
+        }
+    }
+
+    private func encodeContent(_ content: any Sendable, into request: inout URLRequest) throws(NetworkAgentError) {
+        switch content {
+        case let data as Data:
+            try setBody(data, on: &request)
+            setDefault("application/octet-stream", for: "Content-Type", on: &request)
+        case let text as String:
+            try setBody(Data(text.utf8), on: &request)
+            setDefault("text/plain; charset=utf-8", for: "Content-Type", on: &request)
+        case let value as any Encodable:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            let body: Data
+            do { body = try encoder.encode(value) } catch {
+                throw NetworkAgentError(.encoding, "the content cannot be encoded as JSON", underlying: error)
+            }
+            try setBody(body, on: &request)
+            setDefault("application/json", for: "Content-Type", on: &request)
+        default:
+            throw NetworkAgentError(
+                .encoding,
+                "requestWithoutAttributes needs Encodable, Data or String content, not \(type(of: content))"
+            )
+        }
+    }
+
+    private func encodeMultipart(_ parts: [HTTPMultipartTask], into request: inout URLRequest)
+        throws(NetworkAgentError)
+    {
+        try Self.checkBodyAllowed(request)
+        let boundary = "Boundary-\(UUID().uuidString)"
+        let declared = request.value(forHTTPHeaderField: "Content-Type") ?? ""
+        let mediaType = declared.lowercased().hasPrefix("multipart/") ? declared : "multipart/form-data"
+        request.setValue("\(mediaType); boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
+        let encoder = MultipartEncoder(
+            boundary: boundary,
+            memoryThreshold: configuration.multipartMemoryThreshold,
+            temporaryDirectory: configuration.temporaryDirectory
+        )
+        switch try encoder.encode(parts) {
+        case .data(let data): request.httpBody = data
+        case .file(let stream): request.httpBodyStream = stream
+        }
+    }
+
+    /// Joins a base URL and a raw path: the base's path prefix is kept, the join has exactly one slash, and each
+    /// path segment is percent-encoded.
+    static func url(base: URL, path: String) throws(NetworkAgentError) -> URL {
+        guard var components = URLComponents(url: base, resolvingAgainstBaseURL: true), components.host != nil else {
+            throw NetworkAgentError(.invalidURL, "\(base.absoluteString) is not an absolute http(s) URL")
+        }
+        if !path.isEmpty {
+            var prefix = Substring(components.percentEncodedPath)
+            while prefix.hasSuffix("/") { prefix = prefix.dropLast() }
+            var suffix = Substring(path)
+            while suffix.hasPrefix("/") { suffix = suffix.dropFirst() }
+            let segments = suffix.split(separator: "/", omittingEmptySubsequences: false)
+            let encoded = segments.map { PercentEncoding.encode($0, allowing: PercentEncoding.isPathCharacter) }
+            components.percentEncodedPath = prefix + "/" + encoded.joined(separator: "/")
+        }
+        guard let url = components.url else {
+            throw NetworkAgentError(.invalidURL, "\(base.absoluteString) and path \(path) do not form a URL")
+        }
+        return url
+    }
+
+    /// Appends an encoded query to a URL's existing query.
+    static func url(_ url: URL?, appendingQuery query: String) throws(NetworkAgentError) -> URL {
+        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            throw NetworkAgentError(.invalidURL, "the request has no URL to add a query to")
+        }
+        guard !query.isEmpty else { return url }
+        let existing = components.percentEncodedQuery.map { $0.isEmpty ? "" : $0 + "&" } ?? ""
+        components.percentEncodedQuery = existing + query
+        guard let result = components.url else {
+            throw NetworkAgentError(.invalidURL, "the query does not fit the URL \(url.absoluteString)")
+        }
+        return result
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as `URLRequest.timeoutInterval` wants it.
+    var timeInterval: TimeInterval {
+        TimeInterval(components.seconds) + TimeInterval(components.attoseconds) * 1e-18
+    }
+}
