@@ -34,8 +34,12 @@ for plugin in plugins {
 
 // MARK: - Tests
 targets += [
-    .testTarget(name: "NetworkAgentTests", dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer"]),
+    .testTarget(
+        name: "NetworkAgentTests",
+        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer"]
+    ),
     .testTarget(name: "NetworkAgentTestingTests", dependencies: ["NetworkAgentTesting"]),
+    .testTarget(name: "NetworkAgentTestServerTests", dependencies: ["NetworkAgentTestServer"]),
 ]
 
 // MARK: - Language settings

@@ -63,7 +63,12 @@ public struct HTTPMultipartTask: Sendable, Hashable {
     ///   - filename: The file name sent; defaults to the file's last path component.
     ///   - mimeType: The MIME type; defaults to `application/octet-stream`.
     public init(fileURL: URL, name: String, filename: String? = nil, mimeType: String = "application/octet-stream") {
-        self.init(content: .file(fileURL), name: name, filename: filename ?? fileURL.lastPathComponent, mimeType: mimeType)
+        self.init(
+            content: .file(fileURL),
+            name: name,
+            filename: filename ?? fileURL.lastPathComponent,
+            mimeType: mimeType
+        )
     }
 
     /// A part from any content.

@@ -26,7 +26,10 @@ struct MultipartEncoder {
         return .file(try writeTemporaryFile(parts, headers: headers))
     }
 
-    private func writeTemporaryFile(_ parts: [HTTPMultipartTask], headers: [Data]) throws(NetworkAgentError)
+    private func writeTemporaryFile(
+        _ parts: [HTTPMultipartTask],
+        headers: [Data]
+    ) throws(NetworkAgentError)
         -> FileBackedBodyStream
     {
         let url = temporaryDirectory.appendingPathComponent("networkagent-multipart-\(UUID().uuidString)")

@@ -36,7 +36,8 @@ public struct NetworkAgentConfiguration: Sendable {
     ) {
         self.timeout = timeout
         let token = appToken ?? Self.productToken(ProcessInfo.processInfo.processName)
-        self.userAgent = userAgent ?? ["NetworkAgent/\(Self.libraryVersion)", token].filter { !$0.isEmpty }.joined(separator: " ")
+        self.userAgent =
+            userAgent ?? ["NetworkAgent/\(Self.libraryVersion)", token].filter { !$0.isEmpty }.joined(separator: " ")
         self.multipartMemoryThreshold = multipartMemoryThreshold
         self.temporaryDirectory = temporaryDirectory
     }

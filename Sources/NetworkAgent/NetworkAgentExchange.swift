@@ -34,7 +34,12 @@ public struct NetworkAgentExchange: Sendable {
             recorder.record(prepared)
             return try await agent.sendPrepared(prepared)
         }
-        let rest = NetworkAgentExchange(plugins: plugins.dropFirst(), endpoint: endpoint, agent: agent, recorder: recorder)
+        let rest = NetworkAgentExchange(
+            plugins: plugins.dropFirst(),
+            endpoint: endpoint,
+            agent: agent,
+            recorder: recorder
+        )
         return try await plugin.intercept(request, endpoint: endpoint, next: rest)
     }
 }

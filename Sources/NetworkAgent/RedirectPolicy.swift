@@ -4,7 +4,10 @@ enum RedirectPolicy {
     static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 
     /// The request for the next hop, or `nil` when the response is not a redirect to follow.
-    static func nextRequest(after request: URLRequest, response: HTTPURLResponse) throws(NetworkAgentError)
+    static func nextRequest(
+        after request: URLRequest,
+        response: HTTPURLResponse
+    ) throws(NetworkAgentError)
         -> URLRequest?
     {
         let status = response.statusCode
@@ -14,8 +17,11 @@ enum RedirectPolicy {
         guard let current = request.url, let target = URL(string: location, relativeTo: current)?.absoluteURL,
             let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
         else {
-            throw NetworkAgentError(.redirectFailed, "cannot follow a redirect to \(location.debugDescription)",
-                response: response)
+            throw NetworkAgentError(
+                .redirectFailed,
+                "cannot follow a redirect to \(location.debugDescription)",
+                response: response
+            )
         }
         var next = request
         next.url = target

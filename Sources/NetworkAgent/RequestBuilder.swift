@@ -88,7 +88,10 @@ struct RequestBuilder {
         }
     }
 
-    private func encodeMultipart(_ parts: [HTTPMultipartTask], into request: inout URLRequest)
+    private func encodeMultipart(
+        _ parts: [HTTPMultipartTask],
+        into request: inout URLRequest
+    )
         throws(NetworkAgentError)
     {
         try Self.checkBodyAllowed(request)

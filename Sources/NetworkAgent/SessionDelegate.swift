@@ -16,12 +16,21 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
         var data = Data()
         var response: URLResponse?
+        var headersReceived: ContinuousClock.Instant?
         var challengeResponse: HTTPURLResponse?
         var timedOut = false
         var cancelled = false
     }
 
     private let tasks = Mutex<[Int: TaskState]>([:])
+
+    /// When the response headers of a finished task arrived, kept until ``takeHeadersReceived(_:)`` is called.
+    private let headerTimes = Mutex<[Int: ContinuousClock.Instant]>([:])
+
+    /// When the response headers of a finished task arrived, if they did; forgets it.
+    func takeHeadersReceived(_ id: Int) -> ContinuousClock.Instant? {
+        headerTimes.withLock { $0.removeValue(forKey: id) }
+    }
 
     func register(_ id: Int, continuation: CheckedContinuation<(Data, URLResponse), any Error>) {
         tasks.withLock { $0[id, default: TaskState()].continuation = continuation }
@@ -41,7 +50,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        tasks.withLock { $0[dataTask.taskIdentifier]?.response = response }
+        let now = ContinuousClock.now
+        tasks.withLock {
+            $0[dataTask.taskIdentifier]?.response = response
+            $0[dataTask.taskIdentifier]?.headersReceived = now
+        }
         completionHandler(.allow)
     }
 
@@ -74,6 +87,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         guard let state = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }),
             let continuation = state.continuation
         else { return }
+        if let headersReceived = state.headersReceived {
+            headerTimes.withLock { $0[task.taskIdentifier] = headersReceived }
+        }
         if state.timedOut {
             continuation.resume(throwing: Failure.timedOut)
         } else if state.cancelled {

@@ -10,6 +10,9 @@
 /// - maps the cancellation of the calling task to ``NetworkAgentError/Code/cancelled`` at once;
 /// - uses no cookie jar and no URL cache unless a session configuration asks for them;
 /// - streams bodies in a ``FileBackedBodyStream`` from their file with a `Content-Length`, on every attempt.
+///
+/// URLSession's task metrics are never delivered on Linux, so for each attempt that received response headers the
+/// transport emits a ``NetworkAgentEvent`` `transport.response_headers` with the time to headers in `seconds`.
 public final class URLSessionTransport: HTTPTransport {
     /// The transport behind `NetworkAgent()`: the default configuration, created on first use.
     public static let shared = URLSessionTransport()
@@ -102,7 +105,21 @@ public final class URLSessionTransport: HTTPTransport {
             delegate.markTimedOut(id)
             task.cancel()
         }
-        defer { timer.cancel() }
+        let started = ContinuousClock.now
+        defer {
+            timer.cancel()
+            let headersReceived = delegate.takeHeadersReceived(id)
+            if let headersReceived, NetworkAgentEvents.hasObservers {
+                let seconds = started.duration(to: headersReceived).timeInterval
+                NetworkAgentEvents.emit(
+                    NetworkAgentEvent(
+                        source: "transport",
+                        name: "response_headers",
+                        attributes: ["seconds": "\(seconds)"]
+                    )
+                )
+            }
+        }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in

@@ -33,7 +33,12 @@ public final class StubTransport: HTTPTransport {
         ///   - headers: The response headers.
         ///   - body: The body.
         ///   - delay: A wait before answering.
-        public init(statusCode: Int = 200, headers: [String: String] = [:], body: Data = Data(), delay: Duration = .zero) {
+        public init(
+            statusCode: Int = 200,
+            headers: [String: String] = [:],
+            body: Data = Data(),
+            delay: Duration = .zero
+        ) {
             self.statusCode = statusCode
             self.headers = headers
             self.body = body
@@ -70,7 +75,9 @@ public final class StubTransport: HTTPTransport {
 
         /// A failure like a refused connection.
         public static var connectionRefused: Response {
-            .failure(NetworkAgentError(.transport, "stubbed refused connection", underlying: URLError(.cannotConnectToHost)))
+            .failure(
+                NetworkAgentError(.transport, "stubbed refused connection", underlying: URLError(.cannotConnectToHost))
+            )
         }
 
         /// An answer that never comes: the request waits until its task is cancelled.
@@ -164,8 +171,12 @@ public final class StubTransport: HTTPTransport {
         }
         if let error = answer.error { throw error }
         guard let url = request.url,
-            let response = HTTPURLResponse(url: url, statusCode: answer.statusCode, httpVersion: "HTTP/1.1",
-                headerFields: answer.headers)
+            let response = HTTPURLResponse(
+                url: url,
+                statusCode: answer.statusCode,
+                httpVersion: "HTTP/1.1",
+                headerFields: answer.headers
+            )
         else {
             throw NetworkAgentError(.invalidResponse, "the stub cannot answer a request without URL")
         }

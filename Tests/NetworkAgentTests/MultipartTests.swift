@@ -7,7 +7,11 @@ import FoundationNetworking
 #endif
 
 @Suite struct MultipartTests {
-    func build(_ parts: [HTTPMultipartTask], threshold: Int = 1 << 20, headers: [String: String] = ["Content-Type": "multipart/form-data"]) throws -> URLRequest {
+    func build(
+        _ parts: [HTTPMultipartTask],
+        threshold: Int = 1 << 20,
+        headers: [String: String] = ["Content-Type": "multipart/form-data"]
+    ) throws -> URLRequest {
         let agent = NetworkAgent(
             transport: URLSessionTransport.shared,
             configuration: .init(multipartMemoryThreshold: threshold)
@@ -29,7 +33,9 @@ import FoundationNetworking
         let boundary = try boundary(of: request)
         #expect(boundary.hasPrefix("Boundary-"))
         #expect(request.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("multipart/form-data; boundary=") == true)
-        var expected = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"avatar\"; filename=\"avatar.png\"\r\n".utf8)
+        var expected = Data(
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"avatar\"; filename=\"avatar.png\"\r\n".utf8
+        )
         expected += Data("Content-Type: image/png\r\n\r\n".utf8) + Data([0x89, 0x50]) + Data("\r\n".utf8)
         expected += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"visibility\"\r\n\r\npublic\r\n".utf8)
         expected += Data("--\(boundary)--\r\n".utf8)
@@ -42,13 +48,21 @@ import FoundationNetworking
     }
 
     @Test func jsonContentTypeBecomesMultipart() throws {
-        let request = try build([HTTPMultipartTask(data: Data(), name: "a")], headers: ["Content-Type": "application/json"])
+        let request = try build(
+            [HTTPMultipartTask(data: Data(), name: "a")],
+            headers: ["Content-Type": "application/json"]
+        )
         #expect(request.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("multipart/form-data; boundary=") == true)
     }
 
     @Test func namesAndFilenamesAreEscaped() throws {
         let request = try build([
-            HTTPMultipartTask(data: Data(), name: "a\"b\r\nX-Injected: 1", filename: "f\"\n.txt", mimeType: "text/plain")
+            HTTPMultipartTask(
+                data: Data(),
+                name: "a\"b\r\nX-Injected: 1",
+                filename: "f\"\n.txt",
+                mimeType: "text/plain"
+            )
         ])
         let body = String(decoding: try #require(request.httpBody), as: UTF8.self)
         #expect(body.contains("name=\"a%22b%0D%0AX-Injected: 1\"; filename=\"f%22%0A.txt\""))
@@ -65,7 +79,10 @@ import FoundationNetworking
         let payload = Data(repeating: 7, count: 4096)
         var fileURL: URL?
         do {
-            let request = try build([HTTPMultipartTask(data: payload, name: "blob", mimeType: "application/octet-stream")], threshold: 1024)
+            let request = try build(
+                [HTTPMultipartTask(data: payload, name: "blob", mimeType: "application/octet-stream")],
+                threshold: 1024
+            )
             #expect(request.httpBody == nil)
             let stream = try #require(request.httpBodyStream as? FileBackedBodyStream)
             fileURL = stream.fileURL

@@ -23,11 +23,18 @@ struct Tagger: NetworkAgentPlugin {
     func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
         log.add("request \(name) saw [\(request.value(forHTTPHeaderField: "X-Tags") ?? "")]")
         var request = request
-        request.setValue((request.value(forHTTPHeaderField: "X-Tags").map { $0 + "," } ?? "") + name, forHTTPHeaderField: "X-Tags")
+        request.setValue(
+            (request.value(forHTTPHeaderField: "X-Tags").map { $0 + "," } ?? "") + name,
+            forHTTPHeaderField: "X-Tags"
+        )
         return request
     }
 
-    func intercept(_ request: URLRequest, endpoint: any NetworkAgentEndpoint, next: NetworkAgentExchange) async throws
+    func intercept(
+        _ request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        next: NetworkAgentExchange
+    ) async throws
         -> (data: Data, response: URLResponse)
     {
         log.add("enter \(name)")
@@ -36,7 +43,11 @@ struct Tagger: NetworkAgentPlugin {
     }
 
     func onResponse(
-        _ response: URLResponse, data: Data, request: URLRequest, endpoint: any NetworkAgentEndpoint, agent: NetworkAgent
+        _ response: URLResponse,
+        data: Data,
+        request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        agent: NetworkAgent
     ) async throws -> (data: Data, response: URLResponse) {
         log.add("response \(name) body=\(String(decoding: data, as: UTF8.self))")
         return (data: data + Data(name.utf8), response: response)
@@ -45,7 +56,11 @@ struct Tagger: NetworkAgentPlugin {
 
 /// Answers every request itself: the network is never touched.
 struct Answering: NetworkAgentPlugin {
-    func intercept(_ request: URLRequest, endpoint: any NetworkAgentEndpoint, next: NetworkAgentExchange) async throws
+    func intercept(
+        _ request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        next: NetworkAgentExchange
+    ) async throws
         -> (data: Data, response: URLResponse)
     {
         let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil, headerFields: [:])!
@@ -63,7 +78,11 @@ struct Failing: NetworkAgentPlugin, Error {
     }
 
     func onResponse(
-        _ response: URLResponse, data: Data, request: URLRequest, endpoint: any NetworkAgentEndpoint, agent: NetworkAgent
+        _ response: URLResponse,
+        data: Data,
+        request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        agent: NetworkAgent
     ) async throws -> (data: Data, response: URLResponse) {
         if inResponse { throw self }
         return (data: data, response: response)
@@ -74,7 +93,11 @@ struct Failing: NetworkAgentPlugin, Error {
 final class AttemptTimer: NetworkAgentPlugin {
     let durations = Mutex<[Duration]>([])
 
-    func intercept(_ request: URLRequest, endpoint: any NetworkAgentEndpoint, next: NetworkAgentExchange) async throws
+    func intercept(
+        _ request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        next: NetworkAgentExchange
+    ) async throws
         -> (data: Data, response: URLResponse)
     {
         let start = ContinuousClock.now
@@ -87,7 +110,11 @@ final class AttemptTimer: NetworkAgentPlugin {
 struct NaiveRetry: NetworkAgentPlugin {
     let attempts: Int
 
-    func intercept(_ request: URLRequest, endpoint: any NetworkAgentEndpoint, next: NetworkAgentExchange) async throws
+    func intercept(
+        _ request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        next: NetworkAgentExchange
+    ) async throws
         -> (data: Data, response: URLResponse)
     {
         var attempt = 1
@@ -120,10 +147,12 @@ struct NaiveRetry: NetworkAgentPlugin {
         )
         let (data, _) = try await provider.request(endpoint: endpoint)
         #expect(String(decoding: data, as: UTF8.self) == "bodyAB")
-        #expect(log.all == [
-            "request A saw []", "request B saw [A]", "enter A", "enter B", "leave B", "leave A",
-            "response A body=body", "response B body=bodyA",
-        ])
+        #expect(
+            log.all == [
+                "request A saw []", "request B saw [A]", "enter A", "enter B", "leave B", "leave A",
+                "response A body=body", "response B body=bodyA",
+            ]
+        )
         #expect(stub.requests.first?.value(forHTTPHeaderField: "X-Tags") == "A,B")
     }
 
@@ -131,7 +160,10 @@ struct NaiveRetry: NetworkAgentPlugin {
         final class Capture: NetworkAgentPlugin {
             let seen = Mutex<URLRequest?>(nil)
             func onResponse(
-                _ response: URLResponse, data: Data, request: URLRequest, endpoint: any NetworkAgentEndpoint,
+                _ response: URLResponse,
+                data: Data,
+                request: URLRequest,
+                endpoint: any NetworkAgentEndpoint,
                 agent: NetworkAgent
             ) async throws -> (data: Data, response: URLResponse) {
                 seen.withLock { $0 = request }
@@ -139,7 +171,11 @@ struct NaiveRetry: NetworkAgentPlugin {
             }
         }
         struct Rewriter: NetworkAgentPlugin {
-            func intercept(_ request: URLRequest, endpoint: any NetworkAgentEndpoint, next: NetworkAgentExchange)
+            func intercept(
+                _ request: URLRequest,
+                endpoint: any NetworkAgentEndpoint,
+                next: NetworkAgentExchange
+            )
                 async throws -> (data: Data, response: URLResponse)
             {
                 var request = request
@@ -157,7 +193,10 @@ struct NaiveRetry: NetworkAgentPlugin {
 
     @Test func aPluginCanAnswerWithZeroTransportCalls() async throws {
         let log = HookLog()
-        let provider = NetworkAgentProvider<TestEndpoint>(plugins: [Answering(), Tagger(name: "A", log: log)], agent: agent)
+        let provider = NetworkAgentProvider<TestEndpoint>(
+            plugins: [Answering(), Tagger(name: "A", log: log)],
+            agent: agent
+        )
         let (data, response) = try await provider.request(endpoint: endpoint)
         #expect(String(decoding: data, as: UTF8.self) == "cachedA")
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
@@ -193,7 +232,10 @@ struct NaiveRetry: NetworkAgentPlugin {
         struct SideCaller: NetworkAgentPlugin {
             let endpoint: TestEndpoint
             func onResponse(
-                _ response: URLResponse, data: Data, request: URLRequest, endpoint: any NetworkAgentEndpoint,
+                _ response: URLResponse,
+                data: Data,
+                request: URLRequest,
+                endpoint: any NetworkAgentEndpoint,
                 agent: NetworkAgent
             ) async throws -> (data: Data, response: URLResponse) {
                 var refresh = self.endpoint
@@ -216,7 +258,10 @@ struct NaiveRetry: NetworkAgentPlugin {
     }
 
     @Test func validationThrowsWithStatusHeadersAndBody() async throws {
-        stub.stub(url: URL(string: "http://stub.test/x")!, with: .init(statusCode: 422, headers: ["X-Why": "bad"], body: Data("nope".utf8)))
+        stub.stub(
+            url: URL(string: "http://stub.test/x")!,
+            with: .init(statusCode: 422, headers: ["X-Why": "bad"], body: Data("nope".utf8))
+        )
         let provider = NetworkAgentProvider<TestEndpoint>(plugins: [.validate()], agent: agent)
         let error = await #expect(throws: NetworkAgentError.self) { try await provider.request(endpoint: endpoint) }
         #expect(error?.code == .unacceptableStatus)
@@ -245,5 +290,50 @@ struct NaiveRetry: NetworkAgentPlugin {
         let error = await #expect(throws: NetworkAgentError.self) { try await provider.request(endpoint: endpoint) }
         #expect(error?.code == .invalidHeader)
         #expect(stub.requests.isEmpty)
+    }
+}
+
+@Suite struct EventTests {
+    /// Emits one event per attempt.
+    struct Emitter: NetworkAgentPlugin {
+        func intercept(
+            _ request: URLRequest,
+            endpoint: any NetworkAgentEndpoint,
+            next: NetworkAgentExchange
+        )
+            async throws -> (data: Data, response: URLResponse)
+        {
+            NetworkAgentEvents.emit(NetworkAgentEvent(source: "test", name: "attempt", attributes: ["n": "1"]))
+            return try await next(request)
+        }
+    }
+
+    /// Collects the events of the calls it wraps.
+    final class Collector: NetworkAgentPlugin {
+        let events = Mutex<[NetworkAgentEvent]>([])
+
+        func intercept(
+            _ request: URLRequest,
+            endpoint: any NetworkAgentEndpoint,
+            next: NetworkAgentExchange
+        )
+            async throws -> (data: Data, response: URLResponse)
+        {
+            try await NetworkAgentEvents.observing({ event in self.events.withLock { $0.append(event) } }) {
+                try await next(request)
+            }
+        }
+    }
+
+    @Test func innerPluginEventsReachOuterObservers() async throws {
+        let collector = Collector()
+        let provider = NetworkAgentProvider<TestEndpoint>(
+            plugins: [collector, Emitter()],
+            agent: NetworkAgent(transport: StubTransport(fallback: .status(200)))
+        )
+        _ = try await provider.request(endpoint: TestEndpoint())
+        _ = try await provider.request(endpoint: TestEndpoint())
+        #expect(collector.events.withLock { $0.map(\.description) } == ["test.attempt n=1", "test.attempt n=1"])
+        #expect(!NetworkAgentEvents.hasObservers)
     }
 }

@@ -64,7 +64,8 @@ struct Widget: Codable, Equatable {
 
     @Test func queryIsSortedAndEncoded() throws {
         let attributes: [String: any Sendable] = [
-            "q": "a+b c&d=é", "limit": 20, "offset": 0, "flag": true, "ids": [3, 1], "filter": ["z": 1, "a": "x"] as [String: any Sendable],
+            "q": "a+b c&d=é", "limit": 20, "offset": 0, "flag": true, "ids": [3, 1],
+            "filter": ["z": 1, "a": "x"] as [String: any Sendable],
             "missing": String?.none as any Sendable, "null": NSNull(),
         ]
         let request = try build(TestEndpoint(task: .requestAttributes(attributes: attributes, encoding: .url)))
@@ -92,7 +93,10 @@ struct Widget: Codable, Equatable {
 
     @Test func unencodableJSONIsATypedError() {
         for value in [Date() as any Sendable, Double.nan, ["nested": Date()]] {
-            let endpoint = TestEndpoint(method: .post, task: .requestAttributes(attributes: ["v": value], encoding: .json))
+            let endpoint = TestEndpoint(
+                method: .post,
+                task: .requestAttributes(attributes: ["v": value], encoding: .json)
+            )
             #expect { try build(endpoint) } throws: { ($0 as? NetworkAgentError)?.code == .encoding }
         }
     }
@@ -104,22 +108,36 @@ struct Widget: Codable, Equatable {
 
     @Test func formBody() throws {
         let request = try build(
-            TestEndpoint(method: .post, headers: [:], task: .requestAttributes(attributes: ["a": "1 2", "b": "+"], encoding: .form))
+            TestEndpoint(
+                method: .post,
+                headers: [:],
+                task: .requestAttributes(attributes: ["a": "1 2", "b": "+"], encoding: .form)
+            )
         )
         #expect(request.httpBody == Data("a=1%202&b=%2B".utf8))
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded")
     }
 
     @Test func requestWithoutAttributesSendsItsContent() throws {
-        let encodable = try build(TestEndpoint(method: .post, headers: [:], task: .requestWithoutAttributes(content: Widget(id: 1, name: "w"))))
+        let encodable = try build(
+            TestEndpoint(
+                method: .post,
+                headers: [:],
+                task: .requestWithoutAttributes(content: Widget(id: 1, name: "w"))
+            )
+        )
         #expect(encodable.httpBody == Data(#"{"id":1,"name":"w"}"#.utf8))
         #expect(encodable.value(forHTTPHeaderField: "Content-Type") == "application/json")
 
-        let data = try build(TestEndpoint(method: .put, headers: [:], task: .requestWithoutAttributes(content: Data([0, 1, 2]))))
+        let data = try build(
+            TestEndpoint(method: .put, headers: [:], task: .requestWithoutAttributes(content: Data([0, 1, 2])))
+        )
         #expect(data.httpBody == Data([0, 1, 2]))
         #expect(data.value(forHTTPHeaderField: "Content-Type") == "application/octet-stream")
 
-        let text = try build(TestEndpoint(method: .post, headers: [:], task: .requestWithoutAttributes(content: "héllo")))
+        let text = try build(
+            TestEndpoint(method: .post, headers: [:], task: .requestWithoutAttributes(content: "héllo"))
+        )
         #expect(text.httpBody == Data("héllo".utf8))
         #expect(text.value(forHTTPHeaderField: "Content-Type") == "text/plain; charset=utf-8")
 
@@ -154,9 +172,14 @@ struct Widget: Codable, Equatable {
     }
 
     @Test func userAgentCarriesAppTokenUnlessOverridden() throws {
-        let configured = NetworkAgent(transport: URLSessionTransport.shared, configuration: .init(appToken: "Pokedex/1.0"))
-        #expect(try configured.urlRequest(for: TestEndpoint()).value(forHTTPHeaderField: "User-Agent")
-            == "NetworkAgent/\(NetworkAgentConfiguration.libraryVersion) Pokedex/1.0")
+        let configured = NetworkAgent(
+            transport: URLSessionTransport.shared,
+            configuration: .init(appToken: "Pokedex/1.0")
+        )
+        #expect(
+            try configured.urlRequest(for: TestEndpoint()).value(forHTTPHeaderField: "User-Agent")
+                == "NetworkAgent/\(NetworkAgentConfiguration.libraryVersion) Pokedex/1.0"
+        )
         let own = try build(TestEndpoint(headers: ["User-Agent": "Mine/2"]))
         #expect(own.value(forHTTPHeaderField: "User-Agent") == "Mine/2")
     }

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+/// Type-checks the Swift snippets of README.md and Docs/*.md against the built modules, so the docs cannot rot.
+///
+/// Every fenced `swift` block must follow a marker line: `<!-- snippet: NAME -->` puts it in group NAME (the
+/// blocks of one group in one file are compiled together, in order, as a `main.swift`), and
+/// `<!-- snippet: skip -->` leaves it out (a manifest fragment, a protocol shown for reading).
+@Suite struct DocumentationSnippetTests {
+    struct Snippet: CustomStringConvertible {
+        let file: String
+        let group: String
+        var code: String
+        var description: String { "\(file)#\(group)" }
+    }
+
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static func documents() -> [URL] {
+        let docs = packageRoot.appendingPathComponent("Docs")
+        let guides = (try? FileManager.default.contentsOfDirectory(at: docs, includingPropertiesForKeys: nil)) ?? []
+        return [packageRoot.appendingPathComponent("README.md")]
+            + guides.filter { $0.pathExtension == "md" }.sorted { $0.path < $1.path }
+    }
+
+    /// The snippet groups of one Markdown file; blocks without a marker are reported as issues.
+    static func snippets(in url: URL) throws -> (groups: [Snippet], unmarked: [Int]) {
+        let lines = try String(contentsOf: url, encoding: .utf8).components(separatedBy: "\n")
+        var groups: [Snippet] = []
+        var unmarked: [Int] = []
+        var index = 0
+        while index < lines.count {
+            guard lines[index].trimmingCharacters(in: .whitespaces) == "```swift" else {
+                index += 1
+                continue
+            }
+            let marker = index > 0 ? lines[index - 1].trimmingCharacters(in: .whitespaces) : ""
+            var end = index + 1
+            while end < lines.count, lines[end].trimmingCharacters(in: .whitespaces) != "```" { end += 1 }
+            let code = lines[(index + 1)..<min(end, lines.count)].joined(separator: "\n")
+            if marker.hasPrefix("<!-- snippet: "), marker.hasSuffix(" -->") {
+                let name = String(marker.dropFirst("<!-- snippet: ".count).dropLast(" -->".count))
+                if name != "skip" {
+                    if let existing = groups.firstIndex(where: { $0.group == name }) {
+                        groups[existing].code += "\n" + code
+                    } else {
+                        groups.append(Snippet(file: url.lastPathComponent, group: name, code: code))
+                    }
+                }
+            } else {
+                unmarked.append(index + 1)
+            }
+            index = end + 1
+        }
+        return (groups, unmarked)
+    }
+
+    /// The folder holding the built `.swiftmodule`s next to this test binary.
+    static func modulesDirectory() throws -> URL {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var directory = executable.deletingLastPathComponent()
+        for _ in 0..<3 {
+            let modules = directory.appendingPathComponent("Modules")
+            if FileManager.default.fileExists(atPath: modules.appendingPathComponent("NetworkAgent.swiftmodule").path) {
+                return modules
+            }
+            directory = directory.deletingLastPathComponent()
+        }
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Modules next to \(executable.path)"])
+    }
+
+    static let allSnippets: [Snippet] = documents().flatMap { (try? snippets(in: $0).groups) ?? [] }
+
+    @Test func everySwiftBlockIsMarked() throws {
+        for document in Self.documents() {
+            let unmarked = try Self.snippets(in: document).unmarked
+            #expect(
+                unmarked.isEmpty,
+                "\(document.lastPathComponent): swift blocks without a snippet marker at lines \(unmarked)"
+            )
+        }
+        #expect(Self.allSnippets.contains { $0.file == "README.md" && $0.group == "quickstart" })
+    }
+
+    @Test(arguments: allSnippets)
+    func snippetTypeChecks(_ snippet: Snippet) throws {
+        let modules = try Self.modulesDirectory()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("snippet-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("main.swift")
+        try snippet.code.write(to: source, atomically: true, encoding: .utf8)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "swiftc", "-typecheck", "-swift-version", "6", "-I", modules.path,
+            "-I", Self.packageRoot.appendingPathComponent("Sources/CZlib").path, source.path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let diagnostics = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(snippet) does not compile:\n\(diagnostics)")
+    }
+}
