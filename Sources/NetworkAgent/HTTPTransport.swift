@@ -11,4 +11,24 @@ public protocol HTTPTransport: Sendable {
     /// - Returns: The response body and the response, whatever its status code.
     /// - Throws: ``NetworkAgentError`` for transport failures, timeouts and cancellation.
     func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse)
+
+    /// Sends a request and returns at the response headers, with the body as a stream of chunks.
+    ///
+    /// The default implementation calls ``send(_:)`` and streams the whole body as one chunk.
+    ///
+    /// - Parameter request: The final request, after every plugin's `onRequest`.
+    /// - Returns: The response head and the body chunks.
+    /// - Throws: ``NetworkAgentError`` for transport failures, timeouts and cancellation.
+    func stream(_ request: URLRequest) async throws -> HTTPStreamResponse
+}
+
+extension HTTPTransport {
+    /// Calls ``send(_:)`` and streams the whole body as one chunk.
+    public func stream(_ request: URLRequest) async throws -> HTTPStreamResponse {
+        let (data, response) = try await send(request)
+        guard let http = response as? HTTPURLResponse else {
+            throw NetworkAgentError(.invalidResponse, "\(request.url?.absoluteString ?? "?") gave no HTTP response")
+        }
+        return HTTPStreamResponse(response: http, body: HTTPByteStream(data: data))
+    }
 }

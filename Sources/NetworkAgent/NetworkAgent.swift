@@ -67,8 +67,17 @@ public struct NetworkAgent: Sendable {
 
     /// Sends a prepared request, mapping whatever the transport throws to ``NetworkAgentError``.
     func sendPrepared(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
+        try await mappingErrors(of: request) { try await transport.send(request) }
+    }
+
+    /// Opens a prepared request as a stream, mapping whatever the transport throws to ``NetworkAgentError``.
+    func streamPrepared(_ request: URLRequest) async throws -> HTTPStreamResponse {
+        try await mappingErrors(of: request) { try await transport.stream(request) }
+    }
+
+    private func mappingErrors<T>(of request: URLRequest, _ operation: () async throws -> T) async throws -> T {
         do {
-            return try await transport.send(request)
+            return try await operation()
         } catch let error as NetworkAgentError {
             throw error
         } catch is CancellationError {

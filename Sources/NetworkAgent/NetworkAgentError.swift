@@ -12,7 +12,7 @@ public struct NetworkAgentError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Sendable {
             case invalidURL, encoding, invalidHeader, transport, timedOut, cancelled, redirectFailed
-            case invalidResponse, unacceptableStatus
+            case invalidResponse, unacceptableStatus, decoding, streamOverflow
         }
         private let base: Base
 
@@ -35,8 +35,12 @@ public struct NetworkAgentError: Error, Sendable, CustomStringConvertible {
         public static let redirectFailed = Code(base: .redirectFailed)
         /// The server's answer was not a usable HTTP response.
         public static let invalidResponse = Code(base: .invalidResponse)
-        /// A validation plugin rejected the status code.
+        /// A validation plugin rejected the status code, or a streamed response was not 2xx.
         public static let unacceptableStatus = Code(base: .unacceptableStatus)
+        /// A streamed line could not be decoded (``HTTPByteStream/ndjson(as:decoder:)``).
+        public static let decoding = Code(base: .decoding)
+        /// A streamed body's consumer fell further behind than the transport's buffer limit allows.
+        public static let streamOverflow = Code(base: .streamOverflow)
 
         /// A short, stable name safe for logs and metrics labels, e.g. `timed_out`.
         public var description: String {
@@ -50,6 +54,8 @@ public struct NetworkAgentError: Error, Sendable, CustomStringConvertible {
             case .redirectFailed: "redirect_failed"
             case .invalidResponse: "invalid_response"
             case .unacceptableStatus: "unacceptable_status"
+            case .decoding: "decoding"
+            case .streamOverflow: "stream_overflow"
             }
         }
     }

@@ -7,20 +7,28 @@ import Synchronization
 public struct NetworkAgentExchange: Sendable {
     private let plugins: ArraySlice<any NetworkAgentPlugin>
     private let endpoint: any NetworkAgentEndpoint
-    private let recorder: SentRequestRecorder
+    private let call: CallState
     /// The agent whose transport ends the exchange; use it for side requests that skip the chain.
     public let agent: NetworkAgent
+
+    /// Whether the caller streams the body (``NetworkAgentProvider/stream(endpoint:progress:)``).
+    ///
+    /// Then a 2xx response comes back from `next` with an empty body while its bytes go straight to the caller:
+    /// do not cache or transform that body, and do not call `next` again after returning such a response.
+    /// Other statuses come back with up to 1 MiB of their body, so a plugin can act on them (refresh a token,
+    /// retry) before any byte reaches the caller.
+    public var isStreaming: Bool { call.isStreaming }
 
     init(
         plugins: ArraySlice<any NetworkAgentPlugin>,
         endpoint: any NetworkAgentEndpoint,
         agent: NetworkAgent,
-        recorder: SentRequestRecorder
+        call: CallState
     ) {
         self.plugins = plugins
         self.endpoint = endpoint
         self.agent = agent
-        self.recorder = recorder
+        self.call = call
     }
 
     /// Runs the rest of the exchange.
@@ -31,26 +39,51 @@ public struct NetworkAgentExchange: Sendable {
     public func callAsFunction(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
         guard let plugin = plugins.first else {
             let prepared = try agent.prepare(request)
-            recorder.record(prepared)
-            return try await agent.sendPrepared(prepared)
+            call.recordSent(prepared)
+            guard call.isStreaming else { return try await agent.sendPrepared(prepared) }
+            return try await openStream(prepared)
         }
-        let rest = NetworkAgentExchange(
-            plugins: plugins.dropFirst(),
-            endpoint: endpoint,
-            agent: agent,
-            recorder: recorder
-        )
+        let rest = NetworkAgentExchange(plugins: plugins.dropFirst(), endpoint: endpoint, agent: agent, call: call)
         return try await plugin.intercept(request, endpoint: endpoint, next: rest)
+    }
+
+    /// The most of an error response's body read before the stream is closed.
+    static let errorBodyLimit = 1 << 20
+
+    private func openStream(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
+        let opened = try await agent.streamPrepared(request)
+        if (200..<300).contains(opened.statusCode) {
+            call.keep(opened.body)
+            return (data: Data(), response: opened.response)
+        }
+        var data = Data()
+        for try await chunk in opened.body {
+            data.append(chunk.prefix(Self.errorBodyLimit - data.count))
+            if data.count >= Self.errorBodyLimit { break }
+        }
+        return (data: data, response: opened.response)
     }
 }
 
-/// Remembers the last request handed to the transport during one call.
-final class SentRequestRecorder: Sendable {
-    private let last = Mutex<URLRequest?>(nil)
+/// What one provider call shares across its exchange: the last request sent and, when streaming, the open body.
+final class CallState: Sendable {
+    let isStreaming: Bool
+    private let state = Mutex<(sent: URLRequest?, body: HTTPByteStream?)>((nil, nil))
 
-    func record(_ request: URLRequest) {
-        last.withLock { $0 = request }
+    init(isStreaming: Bool) {
+        self.isStreaming = isStreaming
     }
 
-    var lastSent: URLRequest? { last.withLock { $0 } }
+    func recordSent(_ request: URLRequest) {
+        state.withLock { $0.sent = request }
+    }
+
+    var lastSent: URLRequest? { state.withLock { $0.sent } }
+
+    /// Keeps the body of a 2xx streamed response; an earlier one (an interceptor called `next` again) is dropped.
+    func keep(_ body: HTTPByteStream) {
+        state.withLock { $0.body = body }
+    }
+
+    var body: HTTPByteStream? { state.withLock { $0.body } }
 }

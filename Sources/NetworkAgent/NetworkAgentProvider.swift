@@ -32,18 +32,70 @@ public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
 
     /// Runs a request through the plugin chain and returns the raw body and response.
     ///
-    /// - Parameter endpoint: The endpoint to call.
+    /// - Parameters:
+    ///   - endpoint: The endpoint to call.
+    ///   - progress: Receives upload and download progress (see ``TransferProgress``); `nil` for none.
     /// - Returns: The body and response after every plugin's `onResponse`, whatever the status code.
     /// - Throws: ``NetworkAgentError`` from building or sending the request, or any error a plugin throws.
-    public func request(endpoint: E) async throws -> (data: Data, response: URLResponse) {
+    public func request(
+        endpoint: E,
+        progress: TransferProgress.Handler? = nil
+    ) async throws
+        -> (data: Data, response: URLResponse)
+    {
+        let call = CallState(isStreaming: false)
+        guard let progress else { return try await run(endpoint, call: call) }
+        return try await TransferProgress.$handler.withValue(progress) { try await run(endpoint, call: call) }
+    }
+
+    /// Runs a request through the plugin chain and returns at the response headers, with the body as a stream.
+    ///
+    /// `onRequest` plugins shape the request as usual. Interceptors see a 2xx response with an empty body (its
+    /// bytes go to the caller, see ``NetworkAgentExchange/isStreaming``) and any other status with up to 1 MiB of
+    /// its body, so a token refresher can retry a 401 before any byte is delivered. Nothing is retried once the
+    /// caller has the stream. The endpoint's timeout is the deadline for the response headers.
+    ///
+    /// ```swift
+    /// let stream = try await provider.stream(endpoint: .events)
+    /// for try await event in stream.body.serverSentEvents() { print(event.data) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint to call.
+    ///   - progress: Receives upload and download progress; `nil` for none.
+    /// - Returns: The response head and its body.
+    /// - Throws: ``NetworkAgentError`` — with ``NetworkAgentError/Code/unacceptableStatus`` and the first MiB of the
+    ///   body for a non-2xx status — or any error a plugin throws.
+    public func stream(endpoint: E, progress: TransferProgress.Handler? = nil) async throws -> HTTPStreamResponse {
+        let call = CallState(isStreaming: true)
+        let (data, response) =
+            if let progress {
+                try await TransferProgress.$handler.withValue(progress) { try await run(endpoint, call: call) }
+            } else {
+                try await run(endpoint, call: call)
+            }
+        guard let http = response as? HTTPURLResponse else {
+            throw NetworkAgentError(.invalidResponse, "the stream of \(endpoint.path) gave no HTTP response")
+        }
+        guard (200..<300).contains(http.statusCode) else {
+            throw NetworkAgentError(
+                .unacceptableStatus,
+                "\(http.url?.absoluteString ?? endpoint.path) answered \(http.statusCode) to a stream",
+                response: http,
+                data: data
+            )
+        }
+        return HTTPStreamResponse(response: http, body: call.body ?? HTTPByteStream(data: data))
+    }
+
+    private func run(_ endpoint: E, call: CallState) async throws -> (data: Data, response: URLResponse) {
         var request = try agent.urlRequest(for: endpoint)
         for plugin in plugins {
             request = try await plugin.onRequest(request, endpoint: endpoint)
         }
-        let recorder = SentRequestRecorder()
-        let exchange = NetworkAgentExchange(plugins: plugins[...], endpoint: endpoint, agent: agent, recorder: recorder)
+        let exchange = NetworkAgentExchange(plugins: plugins[...], endpoint: endpoint, agent: agent, call: call)
         var (data, response) = try await exchange(request)
-        let sent = recorder.lastSent ?? request
+        let sent = call.lastSent ?? request
         for plugin in plugins {
             (data, response) = try await plugin.onResponse(
                 response,

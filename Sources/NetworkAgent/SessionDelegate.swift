@@ -1,7 +1,8 @@
 import Synchronization
 
-/// The one delegate of a ``URLSessionTransport``'s session: collects each task's response and body by task id,
-/// cancels authentication challenges, and stops URLSession from following redirects (the transport does).
+/// The one delegate of a ``URLSessionTransport``'s session: routes each task's response, body chunks and progress
+/// by task id, cancels authentication challenges, and stops URLSession from following redirects (the transport
+/// does). Per-task delegates are ignored by FoundationNetworking for data callbacks, hence one session delegate.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked Sendable: NSObject is not Sendable, but this class has no stored state outside the Mutex.
 
@@ -12,28 +13,41 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         case error(any Error)
     }
 
+    /// A finished collected exchange.
+    struct Completion {
+        let data: Data
+        let response: URLResponse
+        /// When the response headers arrived, if they did.
+        let headersReceived: ContinuousClock.Instant?
+    }
+
+    /// Where a task's callbacks go.
+    enum Sink {
+        /// Collect the whole body, then resume.
+        case collect(CheckedContinuation<Completion, any Error>)
+        /// Resume at the response headers, then yield body chunks as they arrive.
+        case stream(headers: CheckedContinuation<URLResponse, any Error>?, chunks: ChunkBuffer)
+    }
+
     private struct TaskState {
-        var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
+        var sink: Sink?
         var data = Data()
         var response: URLResponse?
         var headersReceived: ContinuousClock.Instant?
         var challengeResponse: HTTPURLResponse?
         var timedOut = false
         var cancelled = false
+        var progress: TransferProgress.Handler?
+        var transferred = TransferProgress()
     }
 
     private let tasks = Mutex<[Int: TaskState]>([:])
 
-    /// When the response headers of a finished task arrived, kept until ``takeHeadersReceived(_:)`` is called.
-    private let headerTimes = Mutex<[Int: ContinuousClock.Instant]>([:])
-
-    /// When the response headers of a finished task arrived, if they did; forgets it.
-    func takeHeadersReceived(_ id: Int) -> ContinuousClock.Instant? {
-        headerTimes.withLock { $0.removeValue(forKey: id) }
-    }
-
-    func register(_ id: Int, continuation: CheckedContinuation<(Data, URLResponse), any Error>) {
-        tasks.withLock { $0[id, default: TaskState()].continuation = continuation }
+    func register(_ id: Int, sink: Sink, progress: TransferProgress.Handler?) {
+        tasks.withLock {
+            $0[id, default: TaskState()].sink = sink
+            $0[id]?.progress = progress
+        }
     }
 
     func markTimedOut(_ id: Int) {
@@ -51,15 +65,51 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         let now = ContinuousClock.now
-        tasks.withLock {
-            $0[dataTask.taskIdentifier]?.response = response
-            $0[dataTask.taskIdentifier]?.headersReceived = now
+        let headers = tasks.withLock { tasks -> CheckedContinuation<URLResponse, any Error>? in
+            let id = dataTask.taskIdentifier
+            tasks[id]?.response = response
+            tasks[id]?.headersReceived = now
+            let expected = response.expectedContentLength
+            tasks[id]?.transferred.totalBytesExpectedToReceive = expected >= 0 ? Int(expected) : nil
+            guard case .stream(let headers?, let chunks) = tasks[id]?.sink else { return nil }
+            tasks[id]?.sink = .stream(headers: nil, chunks: chunks)
+            return headers
         }
+        headers?.resume(returning: response)
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        tasks.withLock { $0[dataTask.taskIdentifier]?.data.append(data) }
+        let (chunks, progress) = tasks.withLock {
+            tasks -> (ChunkBuffer?, (TransferProgress.Handler, TransferProgress)?) in
+            let id = dataTask.taskIdentifier
+            guard var state = tasks[id] else { return (nil, nil) }
+            state.transferred.bytesReceived += data.count
+            var chunks: ChunkBuffer?
+            if case .stream(_, let buffer) = state.sink { chunks = buffer } else { state.data.append(data) }
+            tasks[id] = state
+            return (chunks, state.progress.map { ($0, state.transferred) })
+        }
+        chunks?.append(data)
+        if let (handler, transferred) = progress { handler(transferred) }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        let progress = tasks.withLock { tasks -> (TransferProgress.Handler, TransferProgress)? in
+            let id = task.taskIdentifier
+            tasks[id]?.transferred.bytesSent = Int(totalBytesSent)
+            tasks[id]?.transferred.totalBytesExpectedToSend =
+                totalBytesExpectedToSend > 0 ? Int(totalBytesExpectedToSend) : nil
+            guard let state = tasks[id], let handler = state.progress else { return nil }
+            return (handler, state.transferred)
+        }
+        if let (handler, transferred) = progress { handler(transferred) }
     }
 
     func urlSession(
@@ -84,24 +134,37 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let state = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }),
-            let continuation = state.continuation
+        guard let state = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }), let sink = state.sink
         else { return }
-        if let headersReceived = state.headersReceived {
-            headerTimes.withLock { $0[task.taskIdentifier] = headersReceived }
-        }
+        let outcome: Result<Completion, Failure>
         if state.timedOut {
-            continuation.resume(throwing: Failure.timedOut)
+            outcome = .failure(.timedOut)
         } else if state.cancelled {
-            continuation.resume(throwing: Failure.cancelled)
+            outcome = .failure(.cancelled)
         } else if let challenged = state.challengeResponse {
-            continuation.resume(returning: (state.data, challenged))
+            outcome = .success(
+                Completion(data: state.data, response: challenged, headersReceived: state.headersReceived)
+            )
         } else if let error {
-            continuation.resume(throwing: Failure.error(error))
+            outcome = .failure(.error(error))
         } else if let response = state.response ?? task.response {
-            continuation.resume(returning: (state.data, response))
+            outcome = .success(Completion(data: state.data, response: response, headersReceived: state.headersReceived))
         } else {
-            continuation.resume(throwing: Failure.error(URLError(.badServerResponse)))
+            outcome = .failure(.error(URLError(.badServerResponse)))
+        }
+        switch (sink, outcome) {
+        case (.collect(let continuation), _):
+            continuation.resume(with: outcome)
+        case (.stream(let headers?, let chunks), .success(let completion)):
+            headers.resume(returning: completion.response)
+            chunks.finish(throwing: nil)
+        case (.stream(let headers?, let chunks), .failure(let failure)):
+            headers.resume(throwing: failure)
+            chunks.finish(throwing: failure)
+        case (.stream(nil, let chunks), .success):
+            chunks.finish(throwing: nil)
+        case (.stream(nil, let chunks), .failure(let failure)):
+            chunks.finish(throwing: failure)
         }
     }
 }

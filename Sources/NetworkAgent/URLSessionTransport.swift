@@ -9,7 +9,8 @@
 /// - enforces `URLRequest.timeoutInterval` as the deadline of the whole exchange, sub-second values included;
 /// - maps the cancellation of the calling task to ``NetworkAgentError/Code/cancelled`` at once;
 /// - uses no cookie jar and no URL cache unless a session configuration asks for them;
-/// - streams bodies in a ``FileBackedBodyStream`` from their file with a `Content-Length`, on every attempt.
+/// - streams bodies in a ``FileBackedBodyStream`` from their file with a `Content-Length`, on every attempt;
+/// - streams response bodies through one session-level delegate (`bytes(for:)` does not exist on Linux).
 ///
 /// URLSession's task metrics are never delivered on Linux, so for each attempt that received response headers the
 /// transport emits a ``NetworkAgentEvent`` `transport.response_headers` with the time to headers in `seconds`.
@@ -24,6 +25,13 @@ public final class URLSessionTransport: HTTPTransport {
     private let delegate: SessionDelegate
     /// The most redirects followed for one request; `0` returns 3xx responses to the caller.
     public let maximumRedirects: Int
+
+    /// The default ``streamBufferLimit``: 64 MiB.
+    public static let defaultStreamBufferLimit = 64 << 20
+
+    /// The most bytes of a streamed body that may wait unread before the stream fails with
+    /// ``NetworkAgentError/Code/streamOverflow`` (FoundationNetworking cannot pause a download).
+    public let streamBufferLimit: Int
 
     /// A session configuration without cookie jar or URL cache (FoundationNetworking's shared jar is a file that
     /// every binary in a build folder shares across runs).
@@ -42,14 +50,17 @@ public final class URLSessionTransport: HTTPTransport {
     /// - Parameters:
     ///   - configuration: The session configuration. Pass one with an `HTTPCookieStorage` to opt in to cookies.
     ///   - maximumRedirects: See ``maximumRedirects``.
+    ///   - streamBufferLimit: See ``streamBufferLimit``.
     public init(
         configuration: URLSessionConfiguration = URLSessionTransport.defaultSessionConfiguration(),
-        maximumRedirects: Int = URLSessionTransport.defaultMaximumRedirects
+        maximumRedirects: Int = URLSessionTransport.defaultMaximumRedirects,
+        streamBufferLimit: Int = URLSessionTransport.defaultStreamBufferLimit
     ) {
         let delegate = SessionDelegate()
         self.delegate = delegate
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         self.maximumRedirects = max(0, maximumRedirects)
+        self.streamBufferLimit = max(1, streamBufferLimit)
     }
 
     deinit {
@@ -67,63 +78,100 @@ public final class URLSessionTransport: HTTPTransport {
         var redirects = 0
         while true {
             let (data, response) = try await perform(current, deadline: deadline)
-            guard maximumRedirects > 0, let http = response as? HTTPURLResponse,
-                let next = try RedirectPolicy.nextRequest(after: current, response: http)
+            guard let http = response as? HTTPURLResponse,
+                let next = try nextHop(after: current, response: http, redirects: &redirects, data: data)
             else {
                 return (data: data, response: response)
-            }
-            redirects += 1
-            guard redirects <= maximumRedirects else {
-                throw NetworkAgentError(
-                    .redirectFailed,
-                    "more than \(maximumRedirects) redirects",
-                    response: http,
-                    data: data
-                )
             }
             current = next
         }
     }
 
-    private func perform(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> (Data, URLResponse) {
+    /// Opens a request and returns as soon as the response headers arrive, following redirects.
+    ///
+    /// `timeoutInterval` is the deadline for the response headers; the body then lasts until the server ends it
+    /// or the consumer stops iterating.
+    ///
+    /// - Parameter request: The request to send.
+    /// - Returns: The response head and its body as a stream of chunks.
+    /// - Throws: ``NetworkAgentError``: `transport`, `timedOut`, `cancelled`, `redirectFailed` or `invalidResponse`.
+    public func stream(_ request: URLRequest) async throws -> HTTPStreamResponse {
+        let deadline = ContinuousClock.now + .seconds(request.timeoutInterval)
+        var current = request
+        var redirects = 0
+        while true {
+            let (opened, buffer) = try await open(current, deadline: deadline)
+            guard let next = try nextHop(after: current, response: opened.response, redirects: &redirects, data: nil)
+            else {
+                return opened
+            }
+            buffer.cancel()
+            current = next
+        }
+    }
+
+    private func nextHop(
+        after request: URLRequest,
+        response: HTTPURLResponse,
+        redirects: inout Int,
+        data: Data?
+    )
+        throws(NetworkAgentError) -> URLRequest?
+    {
+        guard maximumRedirects > 0, let next = try RedirectPolicy.nextRequest(after: request, response: response)
+        else { return nil }
+        redirects += 1
+        guard redirects <= maximumRedirects else {
+            throw NetworkAgentError(
+                .redirectFailed,
+                "more than \(maximumRedirects) redirects",
+                response: response,
+                data: data
+            )
+        }
+        return next
+    }
+
+    /// The request to hand URLSession and the task for it: file-backed bodies go through `uploadTask(fromFile:)`.
+    private func makeTask(
+        _ request: URLRequest,
+        deadline: ContinuousClock.Instant
+    ) throws(NetworkAgentError)
+        -> URLSessionTask
+    {
         let remaining = ContinuousClock.now.duration(to: deadline)
         guard remaining > .zero else { throw Self.timeoutError(request) }
         var sent = request
         // libcurl's timeout is an idle timeout in whole seconds that fails sub-second values at once: keep it
         // past our own deadline so that the deadline below is the one that fires.
         sent.timeoutInterval = (remaining.timeInterval + 1).rounded(.up)
-        let task: URLSessionTask
         if let body = request.httpBodyStream as? FileBackedBodyStream {
             sent.httpBodyStream = nil
-            task = session.uploadTask(with: sent, fromFile: body.fileURL)
-        } else {
-            task = session.dataTask(with: sent)
+            return session.uploadTask(with: sent, fromFile: body.fileURL)
         }
-        let id = task.taskIdentifier
-        let timer = Task { [delegate] in
+        return session.dataTask(with: sent)
+    }
+
+    /// Cancels `task` at `deadline`, marking it timed out.
+    private func startTimer(for task: URLSessionTask, deadline: ContinuousClock.Instant) -> Task<Void, any Error> {
+        Task { [delegate] in
             try await Task.sleep(until: deadline, clock: .continuous)
-            delegate.markTimedOut(id)
+            delegate.markTimedOut(task.taskIdentifier)
             task.cancel()
         }
-        let started = ContinuousClock.now
-        defer {
-            timer.cancel()
-            let headersReceived = delegate.takeHeadersReceived(id)
-            if let headersReceived, NetworkAgentEvents.hasObservers {
-                let seconds = started.duration(to: headersReceived).timeInterval
-                NetworkAgentEvents.emit(
-                    NetworkAgentEvent(
-                        source: "transport",
-                        name: "response_headers",
-                        attributes: ["seconds": "\(seconds)"]
-                    )
-                )
-            }
-        }
+    }
+
+    /// Runs `body` (which registers the task and resumes it) so that cancelling the calling task cancels `task`.
+    private func cancellable<T: Sendable>(
+        _ task: URLSessionTask,
+        request: URLRequest,
+        _ body: (CheckedContinuation<T, any Error>) -> Void
+    ) async throws -> T {
+        let id = task.taskIdentifier
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    delegate.register(id, continuation: continuation)
+                    body(continuation)
                     if Task.isCancelled {
                         delegate.markCancelled(id)
                         task.cancel()
@@ -135,24 +183,83 @@ public final class URLSessionTransport: HTTPTransport {
                 task.cancel()
             }
         } catch let failure as SessionDelegate.Failure {
-            switch failure {
-            case .timedOut: throw Self.timeoutError(request)
-            case .cancelled: throw NetworkAgentError(.cancelled, "the request was cancelled")
-            case .error(let error): throw Self.map(error, request: request)
-            }
+            throw Self.map(failure, request: request)
         }
     }
 
-    private static func timeoutError(_ request: URLRequest) -> NetworkAgentError {
-        NetworkAgentError(
-            .timedOut,
-            "no complete response within \(request.timeoutInterval) s from \(request.url?.absoluteString ?? "?")"
+    private func perform(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> (Data, URLResponse) {
+        let task = try makeTask(request, deadline: deadline)
+        let timer = startTimer(for: task, deadline: deadline)
+        defer { timer.cancel() }
+        let started = ContinuousClock.now
+        let progress = TransferProgress.handler
+        let completion: SessionDelegate.Completion = try await cancellable(task, request: request) { continuation in
+            delegate.register(task.taskIdentifier, sink: .collect(continuation), progress: progress)
+        }
+        if let headersReceived = completion.headersReceived {
+            Self.reportHeaders(after: started.duration(to: headersReceived))
+        }
+        return (completion.data, completion.response)
+    }
+
+    private func open(
+        _ request: URLRequest,
+        deadline: ContinuousClock.Instant
+    ) async throws
+        -> (HTTPStreamResponse, ChunkBuffer)
+    {
+        let task = try makeTask(request, deadline: deadline)
+        let timer = startTimer(for: task, deadline: deadline)
+        defer { timer.cancel() }
+        let started = ContinuousClock.now
+        let progress = TransferProgress.handler
+        let buffer = ChunkBuffer(limit: streamBufferLimit, cancelProducer: { task.cancel() })
+        let response: URLResponse = try await cancellable(task, request: request) { continuation in
+            delegate.register(
+                task.taskIdentifier,
+                sink: .stream(headers: continuation, chunks: buffer),
+                progress: progress
+            )
+        }
+        Self.reportHeaders(after: started.duration(to: .now))
+        guard let http = response as? HTTPURLResponse else {
+            buffer.cancel()
+            throw NetworkAgentError(.invalidResponse, "\(request.url?.absoluteString ?? "?") gave no HTTP response")
+        }
+        return (HTTPStreamResponse(response: http, body: HTTPByteStream(buffer: buffer)), buffer)
+    }
+
+    private static func reportHeaders(after duration: Duration) {
+        guard NetworkAgentEvents.hasObservers else { return }
+        NetworkAgentEvents.emit(
+            NetworkAgentEvent(
+                source: "transport",
+                name: "response_headers",
+                attributes: ["seconds": "\(duration.timeInterval)"]
+            )
         )
     }
 
+    private static func timeoutError(_ request: URLRequest?) -> NetworkAgentError {
+        let timeout = request.map { " within \($0.timeoutInterval) s" } ?? ""
+        return NetworkAgentError(
+            .timedOut,
+            "no response\(timeout) from \(request?.url?.absoluteString ?? "the server")"
+        )
+    }
+
+    /// Maps how a task failed to ``NetworkAgentError``.
+    static func map(_ failure: SessionDelegate.Failure, request: URLRequest?) -> NetworkAgentError {
+        switch failure {
+        case .timedOut: timeoutError(request)
+        case .cancelled: NetworkAgentError(.cancelled, "the request was cancelled")
+        case .error(let error): map(error, request: request)
+        }
+    }
+
     /// Maps a `URLError` (or any error from URLSession) to ``NetworkAgentError``.
-    static func map(_ error: any Error, request: URLRequest) -> NetworkAgentError {
-        let target = request.url?.absoluteString ?? "?"
+    static func map(_ error: any Error, request: URLRequest?) -> NetworkAgentError {
+        let target = request?.url?.absoluteString ?? "the server"
         guard let urlError = error as? URLError else {
             return NetworkAgentError(.transport, "\(target): \(error)", underlying: error)
         }

@@ -1,0 +1,26 @@
+/// How far a request's upload and download have come.
+///
+/// Delivered to the `progress` handler of ``NetworkAgentProvider/request(endpoint:progress:)`` and
+/// ``NetworkAgentProvider/stream(endpoint:progress:)``: upload progress as the transport reports body bytes sent,
+/// download progress as body bytes arrive (counted by the transport, since FoundationNetworking's own counters
+/// stay at zero on Linux). A retried or redirected request starts again from zero.
+public struct TransferProgress: Sendable, Hashable {
+    /// Receives progress; called on the transport's delegate queue, so keep it short and thread-safe.
+    public typealias Handler = @Sendable (TransferProgress) -> Void
+
+    /// Request body bytes sent so far.
+    public var bytesSent = 0
+    /// The request body's size, when known.
+    public var totalBytesExpectedToSend: Int?
+    /// Response body bytes received so far (after the transport's own content decoding).
+    public var bytesReceived = 0
+    /// The response's `Content-Length`, when the server sent one. With a compressed response this is the
+    /// compressed size, so ``bytesReceived`` may exceed it.
+    public var totalBytesExpectedToReceive: Int?
+
+    /// Creates an empty progress value.
+    public init() {}
+
+    /// The progress handler of the current call; read by the transport when it starts a task.
+    @TaskLocal static var handler: Handler?
+}

@@ -1,0 +1,279 @@
+import Foundation
+import NetworkAgent
+import NetworkAgentTestServer
+import NetworkAgentTesting
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Splits bytes at the given offsets, to send a body in awkward chunks.
+func split(_ text: String, at offsets: [Int]) -> [Data] {
+    let bytes = Array(text.utf8)
+    var pieces: [Data] = []
+    var start = 0
+    for offset in offsets.sorted() where offset > start && offset < bytes.count {
+        pieces.append(Data(bytes[start..<offset]))
+        start = offset
+    }
+    pieces.append(Data(bytes[start...]))
+    return pieces
+}
+
+struct Reading: Codable, Equatable, Sendable {
+    let n: Int
+    let s: String
+}
+
+@Suite struct StreamingTests {
+    func provider(_ plugins: [any NetworkAgentPlugin] = []) -> NetworkAgentProvider<TestEndpoint> {
+        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: URLSessionTransport()))
+    }
+
+    func endpoint(
+        _ server: LoopbackServer,
+        _ path: String = "/stream",
+        method: HTTPMethod = .get,
+        task: HTTPTask = .requestPlain
+    ) -> TestEndpoint {
+        TestEndpoint(baseURL: server.baseURL, path: path, method: method, task: task, timeout: .seconds(10))
+    }
+
+    @Test func ndjsonSplitMidLineAndMidCharacter() async throws {
+        let text = "{\"n\":1,\"s\":\"café\"}\n\n{\"n\":2,\"s\":\"€uro\"}\r\n{\"n\":3,\"s\":\"z\"}"
+        let eAcute = Array(text.utf8).firstIndex(of: 0xC3)! + 1
+        let euro = Array(text.utf8).firstIndex(of: 0xE2)! + 2
+        let chunks = split(text, at: [3, eAcute, 25, euro, euro + 3, 40])
+        let server = try LoopbackServer { _ in ServerResponse(body: .chunked(chunks, interval: .milliseconds(20))) }
+        let stream = try await provider().stream(endpoint: endpoint(server))
+        var readings: [Reading] = []
+        for try await reading in stream.body.ndjson(as: Reading.self) { readings.append(reading) }
+        #expect(readings == [Reading(n: 1, s: "café"), Reading(n: 2, s: "€uro"), Reading(n: 3, s: "z")])
+    }
+
+    @Test func aBadNDJSONLineEndsTheStreamWithATypedError() async throws {
+        let server = try LoopbackServer { _ in .text("{\"n\":1,\"s\":\"a\"}\nnot json\n{\"n\":3,\"s\":\"c\"}\n") }
+        let stream = try await provider().stream(endpoint: endpoint(server))
+        var readings: [Reading] = []
+        let error = await #expect(throws: NetworkAgentError.self) {
+            for try await reading in stream.body.ndjson(as: Reading.self) { readings.append(reading) }
+        }
+        #expect(error?.code == .decoding)
+        #expect(error?.message.contains("line 2") == true)
+        #expect(readings == [Reading(n: 1, s: "a")])
+    }
+
+    @Test func linesHandleCRLFCRAndLF() async throws {
+        let server = try LoopbackServer { _ in
+            ServerResponse(
+                body: .chunked(split("a\r\nb\rc\nd\r", at: [2, 3, 5]) + [Data("\ne".utf8)], interval: .zero)
+            )
+        }
+        var lines: [String] = []
+        for try await line in try await provider().stream(endpoint: endpoint(server)).body.lines() {
+            lines.append(line)
+        }
+        #expect(lines == ["a", "b", "c", "d", "e"])
+    }
+
+    @Test func serverSentEvents() async throws {
+        let text = """
+            \u{FEFF}: a comment\r
+            retry: 2500\r
+            data: first\r
+            \r
+            event: update\r
+            id: 7\r
+            data: line one\r
+            data:line two\r
+            \r
+            data\r
+            \r
+            id: 8\r
+            data: {"x":1}\r
+            \r
+            data: never dispatched
+            """
+        let server = try LoopbackServer { _ in
+            ServerResponse(
+                headers: [("Content-Type", "text/event-stream")],
+                body: .chunked(split(text, at: [5, 17, 30, 44, 61, 70, 95]), interval: .milliseconds(10))
+            )
+        }
+        var events: [ServerSentEvent] = []
+        let stream = try await provider().stream(endpoint: endpoint(server))
+        for try await event in stream.body.serverSentEvents() { events.append(event) }
+        #expect(
+            events == [
+                ServerSentEvent(data: "first", retry: .milliseconds(2500)),
+                ServerSentEvent(event: "update", data: "line one\nline two", id: "7"),
+                ServerSentEvent(data: "", id: "7"),
+                ServerSentEvent(data: "{\"x\":1}", id: "8"),
+            ]
+        )
+    }
+
+    @Test func chunksArriveAsTheyAreSent() async throws {
+        // The server sends one line, then holds the rest back for 30 s: only incremental delivery sees the line.
+        let server = try LoopbackServer { _ in
+            ServerResponse(body: .chunked([Data("first\n".utf8), Data("second\n".utf8)], interval: .seconds(30)))
+        }
+        let stream = try await provider().stream(endpoint: endpoint(server))
+        let lines = Mutex<[String]>([])
+        let consumer = Task {
+            for try await line in stream.body.lines() { lines.withLock { $0.append(line) } }
+        }
+        defer { consumer.cancel() }
+        #expect(try await eventually(within: .seconds(10)) { lines.withLock { $0 } == ["first"] })
+    }
+
+    @Test func leavingTheLoopClosesTheConnection() async throws {
+        let chunks = Array(repeating: Data("tick\n".utf8), count: 200)
+        let server = try LoopbackServer { _ in ServerResponse(body: .chunked(chunks, interval: .milliseconds(25))) }
+        let stream = try await provider().stream(endpoint: endpoint(server))
+        for try await line in stream.body.lines() {
+            #expect(line == "tick")
+            break
+        }
+        #expect(try await eventually { server.openConnectionCount == 0 })
+    }
+
+    @Test func cancellingTheConsumerCancelsTheStream() async throws {
+        let server = try LoopbackServer { _ in
+            ServerResponse(body: .chunked([Data("a\n".utf8), Data("b\n".utf8)], interval: .seconds(30)))
+        }
+        let stream = try await provider().stream(endpoint: endpoint(server))
+        let consumer = Task {
+            var lines = 0
+            for try await _ in stream.body.lines() { lines += 1 }
+            return lines
+        }
+        consumer.cancel()
+        let result = await consumer.result
+        if case .failure(let error as NetworkAgentError) = result {
+            #expect(error.code == .cancelled)
+        } else {
+            Issue.record("expected a cancellation error, got \(result)")
+        }
+        #expect(try await eventually { server.openConnectionCount == 0 })
+    }
+
+    @Test func anErrorStatusThrowsWithItsBody() async throws {
+        let server = try LoopbackServer { _ in .text("boom", status: 500) }
+        let error = await #expect(throws: NetworkAgentError.self) {
+            try await provider().stream(endpoint: endpoint(server))
+        }
+        #expect(error?.code == .unacceptableStatus)
+        #expect(error?.statusCode == 500)
+        #expect(error?.data == Data("boom".utf8))
+    }
+
+    @Test func a401BeforeTheBodyCanBeRefreshedAndRetried() async throws {
+        /// Retries a 401 once with a fresh token, as a token refresher would.
+        struct Refresh: NetworkAgentPlugin {
+            func intercept(
+                _ request: URLRequest,
+                endpoint: any NetworkAgentEndpoint,
+                next: NetworkAgentExchange
+            )
+                async throws -> (data: Data, response: URLResponse)
+            {
+                #expect(next.isStreaming)
+                let first = try await next(request)
+                guard (first.response as? HTTPURLResponse)?.statusCode == 401 else { return first }
+                var retry = request
+                retry.setValue("Bearer fresh", forHTTPHeaderField: "Authorization")
+                return try await next(retry)
+            }
+        }
+        let server = try LoopbackServer { request in
+            request.header("Authorization") == "Bearer fresh"
+                ? ServerResponse(body: .chunked([Data("one\n".utf8), Data("two\n".utf8)], interval: .milliseconds(10)))
+                : .text("expired", status: 401)
+        }
+        let stream = try await provider([Refresh()]).stream(endpoint: endpoint(server))
+        var lines: [String] = []
+        for try await line in stream.body.lines() { lines.append(line) }
+        #expect(lines == ["one", "two"])
+        #expect(server.requestCount == 2)
+    }
+
+    @Test func uploadAndDownloadProgress() async throws {
+        let size = 8 << 20
+        let server = try LoopbackServer { request in
+            ServerResponse(status: 200, body: .data(Data(repeating: 1, count: request.body.count)))
+        }
+        let seen = Mutex<[TransferProgress]>([])
+        let (data, _) = try await provider().request(
+            endpoint: endpoint(
+                server,
+                "/echo",
+                method: .post,
+                task: .requestWithoutAttributes(content: Data(count: size))
+            ),
+            progress: { progress in seen.withLock { $0.append(progress) } }
+        )
+        #expect(data.count == size)
+        let progress = seen.withLock { $0 }
+        #expect(progress.contains { $0.bytesSent > 0 && $0.bytesSent < size })
+        #expect(progress.contains { $0.bytesSent == size && $0.totalBytesExpectedToSend == size })
+        let received = progress.map(\.bytesReceived)
+        #expect(received == received.sorted())
+        #expect(received.last == size)
+        #expect(progress.last?.totalBytesExpectedToReceive == size)
+        #expect(Set(received).count > 2)
+    }
+
+    @Test func streamProgressCountsBytesAsTheyArrive() async throws {
+        let chunks = Array(repeating: Data(repeating: 7, count: 1000), count: 5)
+        let server = try LoopbackServer { _ in ServerResponse(body: .chunked(chunks, interval: .milliseconds(20))) }
+        let seen = Mutex<[Int]>([])
+        let stream = try await provider().stream(
+            endpoint: endpoint(server),
+            progress: { progress in seen.withLock { $0.append(progress.bytesReceived) } }
+        )
+        var total = 0
+        for try await chunk in stream.body { total += chunk.count }
+        #expect(total == 5000)
+        #expect(seen.withLock { $0.last } == 5000)
+    }
+
+    @Test func aConsumerTooFarBehindEndsTheStreamWithBoundedMemory() async throws {
+        let chunk = Data(repeating: 0xAB, count: 256 << 10)
+        let server = try LoopbackServer { _ in
+            ServerResponse(body: .chunked(Array(repeating: chunk, count: 64), interval: .zero))
+        }
+        let transport = URLSessionTransport(streamBufferLimit: 2 << 20)
+        let provider = NetworkAgentProvider<TestEndpoint>(agent: NetworkAgent(transport: transport))
+        let stream = try await provider.stream(endpoint: endpoint(server))
+        let error = await #expect(throws: NetworkAgentError.self) {
+            var iterator = stream.body.makeAsyncIterator()
+            _ = try await iterator.next()
+            // Stop reading until the whole 16 MiB body has been pushed at the buffer.
+            _ = try await eventually { server.openConnectionCount == 0 }
+            while try await iterator.next() != nil {}
+        }
+        #expect(error?.code == .streamOverflow)
+    }
+
+    @Test func aConsumerWithinTheLimitGetsEveryByte() async throws {
+        let chunk = Data(repeating: 0xAB, count: 256 << 10)
+        let server = try LoopbackServer { _ in
+            ServerResponse(body: .chunked(Array(repeating: chunk, count: 64), interval: .zero))
+        }
+        let stream = try await provider().stream(endpoint: endpoint(server))
+        var total = 0
+        for try await piece in stream.body { total += piece.count }
+        #expect(total == 64 * chunk.count)
+    }
+
+    @Test func transportsThatCannotStreamDeliverOneChunk() async throws {
+        let stub = StubTransport(fallback: .init(body: Data("a\nb\n".utf8)))
+        let provider = NetworkAgentProvider<TestEndpoint>(agent: NetworkAgent(transport: stub))
+        var lines: [String] = []
+        for try await line in try await provider.stream(endpoint: TestEndpoint()).body.lines() { lines.append(line) }
+        #expect(lines == ["a", "b"])
+    }
+}
