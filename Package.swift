@@ -4,7 +4,9 @@ import PackageDescription
 // MARK: - Plugins
 // Each plugin is its own library product `X`, a target under `Plugins/X/` and a test target `XTests`.
 // A plugin depends on the core and on nothing else but the targets listed here.
-let plugins: [(name: String, dependencies: [Target.Dependency])] = []
+let plugins: [(name: String, dependencies: [Target.Dependency])] = [
+    (name: "NetworkAgentGzip", dependencies: ["CZlib"])
+]
 
 // MARK: - Core Library
 var products: [Product] = [
@@ -17,6 +19,13 @@ var targets: [Target] = [
     .target(name: "NetworkAgentTesting", dependencies: ["NetworkAgent"]),
     // An in-process HTTP/1.1 server on loopback, for tests and the example's offline mirror. Not a product.
     .target(name: "NetworkAgentTestServer"),
+    // The system zlib, for NetworkAgentGzip.
+    .systemLibrary(
+        name: "CZlib",
+        path: "Sources/CZlib",
+        pkgConfig: "zlib",
+        providers: [.apt(["zlib1g-dev"]), .yum(["zlib-devel"]), .brew(["zlib"])]
+    ),
 ]
 
 for plugin in plugins {
@@ -43,7 +52,7 @@ targets += [
 ]
 
 // MARK: - Language settings
-for target in targets {
+for target in targets where target.type != .system {
     target.swiftSettings =
         (target.swiftSettings ?? []) + [
             .enableUpcomingFeature("ExistentialAny"),
