@@ -41,6 +41,19 @@ for plugin in plugins {
     )
 }
 
+// MARK: - Examples
+// The Pokédex command-line example and its offline PokeAPI mirror (Examples/Pokedex).
+products.append(.executable(name: "pokedex", targets: ["pokedex"]))
+targets += [
+    .target(
+        name: "PokedexCore",
+        dependencies: ["NetworkAgent", "NetworkAgentTestServer"] + plugins.map { .target(name: $0.name) },
+        path: "Examples/Pokedex/Sources/PokedexCore",
+        resources: [.copy("Resources/pokeapi.json")]
+    ),
+    .executableTarget(name: "pokedex", dependencies: ["PokedexCore"], path: "Examples/Pokedex/Sources/pokedex"),
+]
+
 // MARK: - Tests
 targets += [
     .testTarget(
@@ -49,6 +62,7 @@ targets += [
     ),
     .testTarget(name: "NetworkAgentTestingTests", dependencies: ["NetworkAgentTesting"]),
     .testTarget(name: "NetworkAgentTestServerTests", dependencies: ["NetworkAgentTestServer"]),
+    .testTarget(name: "PokedexTests", dependencies: ["PokedexCore"], exclude: ["Fixtures"]),
 ]
 
 // MARK: - Language settings

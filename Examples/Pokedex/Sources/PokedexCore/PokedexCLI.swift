@@ -1,0 +1,152 @@
+import Foundation
+import NetworkAgent
+
+/// The `pokedex` command: parses arguments, starts the offline mirror when no `--base-url` is given, runs the
+/// command and prints its result.
+public enum PokedexCLI {
+    /// The example's version.
+    public static let version = "1.0.0"
+
+    /// Runs the command line and returns the exit status.
+    ///
+    /// - Parameter arguments: The arguments without the program name.
+    /// - Returns: 0 on success, 1 on failure (one line on standard error), 2 on a usage error.
+    public static func run(_ arguments: [String]) async -> Int32 {
+        let options: PokedexOptions
+        do {
+            options = try PokedexOptions.parse(arguments)
+        } catch {
+            Terminal.error("pokedex: \(error)")
+            return 2
+        }
+        do {
+            try await run(options, terminal: Terminal())
+            return 0
+        } catch let error as PokedexError {
+            Terminal.error("pokedex: \(error)")
+            return 1
+        } catch {
+            Terminal.error("pokedex: \(error)")
+            return 1
+        }
+    }
+
+    static func mirrorOptions(_ options: PokedexOptions) -> PokeAPIMirror.Options {
+        var mirror = PokeAPIMirror.Options()
+        mirror.chaosRate = options.chaosRate
+        mirror.requiresAuth = options.auth
+        mirror.tokenLifetime = .milliseconds(Int64(options.tokenLifetime * 1000))
+        return mirror
+    }
+
+    static func run(_ options: PokedexOptions, terminal: Terminal) async throws {
+        switch options.command {
+        case .help:
+            Terminal.output(PokedexOptions.usage)
+            return
+        case .version:
+            Terminal.output("pokedex \(version) (NetworkAgent \(NetworkAgentConfiguration.libraryVersion))")
+            return
+        case .serve(let port):
+            let mirror = try PokeAPIMirror(port: port, options: mirrorOptions(options))
+            Terminal.output("PokeAPI mirror on \(mirror.baseURL.absoluteString) (Ctrl-C to stop)")
+            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+            return
+        default:
+            break
+        }
+
+        var mirror: PokeAPIMirror?
+        if options.baseURL == nil, !options.offline {
+            mirror = try PokeAPIMirror(options: mirrorOptions(options))
+        }
+        defer { mirror?.stop() }
+        let baseURL = options.baseURL ?? mirror?.baseURL ?? URL(fileURLWithPath: "/")
+        let provider = PokedexClient.makeProvider(options: options)
+        let repository = PokedexRepository(provider: provider, baseURL: baseURL, offline: options.offline)
+        let renderer = Renderer(terminal: terminal)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+
+        switch options.command {
+        case .list(let limit, let offset):
+            let page = try await repository.list(limit: limit, offset: offset)
+            Terminal.output(
+                options.json
+                    ? String(decoding: try encoder.encode(page), as: UTF8.self) : renderer.list(page, offset: offset)
+            )
+        case .show(let name):
+            let pokemon = try await repository.pokemon(name)
+            let species = try? await repository.species(pokemon.species.name)
+            Terminal.output(
+                options.json
+                    ? String(decoding: try encoder.encode(pokemon), as: UTF8.self)
+                    : renderer.show(pokemon, species: species)
+            )
+        case .type(let name):
+            let type = try await repository.type(name)
+            Terminal.output(
+                options.json ? String(decoding: try encoder.encode(type), as: UTF8.self) : renderer.type(type)
+            )
+        case .search(let text):
+            let query = text.lowercased()
+            let matches = try await repository.allNames().filter { $0.name.contains(query) }
+            Terminal.output(
+                options.json
+                    ? String(decoding: try encoder.encode(matches), as: UTF8.self)
+                    : renderer.search(matches, query: query)
+            )
+        case .sync:
+            try await sync(repository: repository, terminal: terminal)
+        case .help, .version, .serve:
+            break
+        }
+    }
+
+    /// Fetches every Generation I pokemon and species, eight at a time, with a progress bar on a terminal.
+    static func sync(repository: PokedexRepository, terminal: Terminal) async throws {
+        let ids = Array(1...151)
+        let total = ids.count * 2
+        let start = ContinuousClock.now
+        var done = 0
+        var failures: [String] = []
+        try await withThrowingTaskGroup(of: String?.self) { group in
+            var pending = ids.makeIterator()
+            func enqueue() {
+                guard let id = pending.next() else { return }
+                group.addTask {
+                    do {
+                        _ = try await repository.pokemon(String(id))
+                        _ = try await repository.species(String(id))
+                        return nil
+                    } catch {
+                        return "#\(id): \(error)"
+                    }
+                }
+            }
+            for _ in 0..<8 { enqueue() }
+            while let result = try await group.next() {
+                done += 2
+                if let failure = result { failures.append(failure) }
+                if terminal.isInteractive {
+                    let width = 30
+                    let filled = done * width / total
+                    Terminal.output(
+                        "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+                            + "] \(done)/\(total)",
+                        terminator: ""
+                    )
+                }
+                enqueue()
+            }
+        }
+        if terminal.isInteractive { Terminal.output("") }
+        let seconds = start.duration(to: .now).components
+        let elapsed = String(format: "%.1f", Double(seconds.seconds) + Double(seconds.attoseconds) * 1e-18)
+        Terminal.output("synced \(total - failures.count * 2) of \(total) resources in \(elapsed) s")
+        if let first = failures.first {
+            throw PokedexError.unreachable("\(failures.count) pokemon failed to sync, first \(first)")
+        }
+    }
+}

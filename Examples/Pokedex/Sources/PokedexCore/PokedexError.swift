@@ -1,0 +1,27 @@
+import Foundation
+import NetworkAgent
+
+/// What can go wrong for a Pokédex user, each with one clear line to print.
+public enum PokedexError: Error, Equatable, CustomStringConvertible {
+    /// No pokemon, species or type of that name.
+    case notFound(kind: String, name: String)
+    /// The server could not be reached or answered badly.
+    case unreachable(String)
+    /// `--offline` and the answer is not cached.
+    case notCached(String)
+    /// The server's answer did not decode.
+    case unexpectedPayload(String)
+    /// The command line is wrong.
+    case usage(String)
+
+    /// One line for standard error.
+    public var description: String {
+        switch self {
+        case .notFound(let kind, let name): "no \(kind) named \"\(name)\""
+        case .unreachable(let detail): "cannot reach the Pokédex server: \(detail)"
+        case .notCached(let what): "\(what) is not in the cache (run `pokedex sync` while online)"
+        case .unexpectedPayload(let detail): "the server's answer did not decode: \(detail)"
+        case .usage(let detail): detail
+        }
+    }
+}

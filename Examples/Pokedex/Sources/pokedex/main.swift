@@ -1,0 +1,4 @@
+import Foundation
+import PokedexCore
+
+exit(await PokedexCLI.run(Array(CommandLine.arguments.dropFirst())))
