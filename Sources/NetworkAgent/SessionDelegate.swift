@@ -50,6 +50,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         }
     }
 
+    /// Tasks registered and not yet completed; zero when nothing is in flight (checked by the leak tests).
+    var activeTaskCount: Int { tasks.withLock { $0.count } }
+
     func markTimedOut(_ id: Int) {
         tasks.withLock { $0[id]?.timedOut = true }
     }

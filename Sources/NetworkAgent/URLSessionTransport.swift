@@ -67,6 +67,9 @@ public final class URLSessionTransport: HTTPTransport {
         session.finishTasksAndInvalidate()
     }
 
+    /// Tasks started and not yet completed.
+    var activeTaskCount: Int { delegate.activeTaskCount }
+
     /// Sends a request, following redirects, within the request's `timeoutInterval`.
     ///
     /// - Parameter request: The request to send.
