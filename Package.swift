@@ -18,7 +18,7 @@ var targets: [Target] = [
     .target(name: "NetworkAgent"),
     .target(name: "NetworkAgentTesting", dependencies: ["NetworkAgent"]),
     // An in-process HTTP/1.1 server on loopback, for tests and the example's offline mirror. Not a product.
-    .target(name: "NetworkAgentTestServer"),
+    .target(name: "NetworkAgentTestServer", dependencies: ["NetworkAgent"]),
     // The system zlib, for NetworkAgentGzip.
     .systemLibrary(
         name: "CZlib",
@@ -61,8 +61,13 @@ targets += [
         dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer"]
     ),
     .testTarget(name: "NetworkAgentTestingTests", dependencies: ["NetworkAgentTesting"]),
-    .testTarget(name: "NetworkAgentTestServerTests", dependencies: ["NetworkAgentTestServer"]),
+    .testTarget(name: "NetworkAgentTestServerTests", dependencies: ["NetworkAgentTestServer", "NetworkAgent"]),
     .testTarget(name: "PokedexTests", dependencies: ["PokedexCore"], exclude: ["Fixtures"]),
+    // Against real peers (httpbin, nginx) started by Scripts/interop/start; skipped by name when they are not up.
+    .testTarget(
+        name: "NetworkAgentInteropTests",
+        dependencies: ["NetworkAgent", "NetworkAgentTestServer"] + plugins.map { .target(name: $0.name) }
+    ),
 ]
 
 // MARK: - Language settings

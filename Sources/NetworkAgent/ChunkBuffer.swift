@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The bounded queue between a streaming task's delegate callbacks and the consumer of its body.
 ///
 /// FoundationNetworking cannot pause a transfer (`URLSessionTask.suspend()` does not stop libcurl from reading, as
@@ -18,7 +16,7 @@ final class ChunkBuffer: Sendable {
         var waiter: CheckedContinuation<Data?, any Error>?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let cancelProducer: @Sendable () -> Void
 
     /// - Parameters:

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The rest of a call's network exchange, as handed to ``NetworkAgentPlugin/intercept(_:endpoint:next:)``.
 ///
 /// Calling it runs the interceptors registered after the current one and then the transport. It may be called
@@ -68,7 +66,7 @@ public struct NetworkAgentExchange: Sendable {
 /// What one provider call shares across its exchange: the last request sent and, when streaming, the open body.
 final class CallState: Sendable {
     let isStreaming: Bool
-    private let state = Mutex<(sent: URLRequest?, body: HTTPByteStream?)>((nil, nil))
+    private let state = Locked<(sent: URLRequest?, body: HTTPByteStream?)>((nil, nil))
 
     init(isStreaming: Bool) {
         self.isStreaming = isStreaming

@@ -1,10 +1,8 @@
-import Synchronization
-
 /// The one delegate of a ``URLSessionTransport``'s session: routes each task's response, body chunks and progress
 /// by task id, cancels authentication challenges, and stops URLSession from following redirects (the transport
 /// does). Per-task delegates are ignored by FoundationNetworking for data callbacks, hence one session delegate.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked Sendable: NSObject is not Sendable, but this class has no stored state outside the Mutex.
+    // @unchecked Sendable: NSObject is not Sendable, but this class has no stored state outside the Locked.
 
     /// Why a task ended without a usable response.
     enum Failure: Error {
@@ -41,7 +39,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         var transferred = TransferProgress()
     }
 
-    private let tasks = Mutex<[Int: TaskState]>([:])
+    private let tasks = Locked<[Int: TaskState]>([:])
 
     func register(_ id: Int, sink: Sink, progress: TransferProgress.Handler?) {
         tasks.withLock {

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import NetworkAgent
 
 /// The shared state and threads behind a ``LoopbackServer``.
 ///
@@ -31,7 +31,7 @@ final class ServerCore: Sendable {
     private let wakeWriteFD: Int32
     /// Signalled by the accept thread once it has closed the listener.
     private let acceptLoopFinished = DispatchSemaphore(value: 0)
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(
         port: Int,

@@ -1,5 +1,4 @@
 public import NetworkAgent
-import Synchronization
 
 /// A transport that answers from canned responses, for unit tests of endpoints and plugins.
 ///
@@ -106,7 +105,7 @@ public final class StubTransport: HTTPTransport {
         var requests: [URLRequest] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let fallback: Response
 
     /// Creates a stub transport.

@@ -1,7 +1,6 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentTestServer
-import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -11,7 +10,7 @@ import FoundationNetworking
 /// The exchange hook with the real transport and a loopback server: what a retry or a timer plugin needs.
 @Suite struct ExchangeOverTheWireTests {
     @Test func aPluginRetriesA503OverTheWire() async throws {
-        let calls = Mutex(0)
+        let calls = Locked(0)
         let server = try LoopbackServer { _ in
             calls.withLock {
                 $0 += 1; return $0
@@ -35,8 +34,8 @@ import FoundationNetworking
         /// Starts the server on the refused port after the first failure, then retries.
         final class RestartThenRetry: NetworkAgentPlugin {
             let port: Int
-            let started = Mutex<LoopbackServer?>(nil)
-            let errors = Mutex<[NetworkAgentError]>([])
+            let started = Locked<LoopbackServer?>(nil)
+            let errors = Locked<[NetworkAgentError]>([])
 
             init(port: Int) { self.port = port }
 

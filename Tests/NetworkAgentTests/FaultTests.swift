@@ -32,7 +32,7 @@ import FoundationNetworking
         }
         let agent = NetworkAgent(transport: URLSessionTransport())
         let error = await #expect(throws: NetworkAgentError.self, "\(name)") {
-            try await agent.request(TestEndpoint(baseURL: server.baseURL, path: "/fault", timeout: .seconds(5)))
+            try await agent.request(TestEndpoint(baseURL: server.baseURL, path: "/fault", timeout: .seconds(30)))
         }
         #expect(error?.code == .transport, "\(name): \(String(describing: error))")
         let (data, _) = try await agent.request(

@@ -1,7 +1,6 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentTesting
-import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -10,7 +9,7 @@ import FoundationNetworking
 
 /// Records the order in which hooks run, across plugins.
 final class HookLog: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = Locked<[String]>([])
     func add(_ entry: String) { entries.withLock { $0.append(entry) } }
     var all: [String] { entries.withLock { $0 } }
 }
@@ -91,7 +90,7 @@ struct Failing: NetworkAgentPlugin, Error {
 
 /// Times each attempt that goes through it.
 final class AttemptTimer: NetworkAgentPlugin {
-    let durations = Mutex<[Duration]>([])
+    let durations = Locked<[Duration]>([])
 
     func intercept(
         _ request: URLRequest,
@@ -158,7 +157,7 @@ struct NaiveRetry: NetworkAgentPlugin {
 
     @Test func onResponseSeesTheFinalRequestSent() async throws {
         final class Capture: NetworkAgentPlugin {
-            let seen = Mutex<URLRequest?>(nil)
+            let seen = Locked<URLRequest?>(nil)
             func onResponse(
                 _ response: URLResponse,
                 data: Data,
@@ -310,7 +309,7 @@ struct NaiveRetry: NetworkAgentPlugin {
 
     /// Collects the events of the calls it wraps.
     final class Collector: NetworkAgentPlugin {
-        let events = Mutex<[NetworkAgentEvent]>([])
+        let events = Locked<[NetworkAgentEvent]>([])
 
         func intercept(
             _ request: URLRequest,

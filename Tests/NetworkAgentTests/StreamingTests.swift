@@ -2,7 +2,6 @@ import Foundation
 import NetworkAgent
 import NetworkAgentTestServer
 import NetworkAgentTesting
-import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -121,7 +120,7 @@ struct Reading: Codable, Equatable, Sendable {
             ServerResponse(body: .chunked([Data("first\n".utf8), Data("second\n".utf8)], interval: .seconds(30)))
         }
         let stream = try await provider().stream(endpoint: endpoint(server))
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
         let consumer = Task {
             for try await line in stream.body.lines() { lines.withLock { $0.append(line) } }
         }
@@ -205,7 +204,7 @@ struct Reading: Codable, Equatable, Sendable {
         let server = try LoopbackServer { request in
             ServerResponse(status: 200, body: .data(Data(repeating: 1, count: request.body.count)))
         }
-        let seen = Mutex<[TransferProgress]>([])
+        let seen = Locked<[TransferProgress]>([])
         let (data, _) = try await provider().request(
             endpoint: endpoint(
                 server,
@@ -229,7 +228,7 @@ struct Reading: Codable, Equatable, Sendable {
     @Test func streamProgressCountsBytesAsTheyArrive() async throws {
         let chunks = Array(repeating: Data(repeating: 7, count: 1000), count: 5)
         let server = try LoopbackServer { _ in ServerResponse(body: .chunked(chunks, interval: .milliseconds(20))) }
-        let seen = Mutex<[Int]>([])
+        let seen = Locked<[Int]>([])
         let stream = try await provider().stream(
             endpoint: endpoint(server),
             progress: { progress in seen.withLock { $0.append(progress.bytesReceived) } }

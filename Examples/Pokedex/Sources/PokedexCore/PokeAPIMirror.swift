@@ -1,7 +1,7 @@
 import Foundation
+import NetworkAgent
 import NetworkAgentGzip
 import NetworkAgentTestServer
-import Synchronization
 
 /// An offline PokeAPI v2 mirror over real HTTP: Generation I pokemon and species, every type, and the full name
 /// index, served on loopback with the live API's URL shapes and headers.
@@ -104,12 +104,12 @@ final class MirrorState: Sendable {
         var tokens: [String: ContinuousClock.Instant] = [:]
         var issued = 0
     }
-    private let mutable: Mutex<Mutable>
+    private let mutable: Locked<Mutable>
 
     init(data: MirrorData, options: PokeAPIMirror.Options) {
         self.data = data
         self.options = options
-        self.mutable = Mutex(Mutable(random: SplitMix64(seed: options.seed)))
+        self.mutable = Locked(Mutable(random: SplitMix64(seed: options.seed)))
     }
 
     var tokensIssued: Int { mutable.withLock { $0.issued } }

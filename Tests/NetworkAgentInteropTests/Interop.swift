@@ -1,0 +1,66 @@
+import Foundation
+import NetworkAgent
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where the real peers run: `Scripts/interop/start` starts them and `Scripts/test` exports their URLs.
+enum Interop {
+    static let environment = ProcessInfo.processInfo.environment
+    static let httpbin = environment["NETWORKAGENT_HTTPBIN_URL"].flatMap(URL.init(string:))
+    static let nginx = environment["NETWORKAGENT_NGINX_URL"].flatMap(URL.init(string:))
+    static let isCI = environment["CI"] == "true"
+}
+
+/// An endpoint on a real peer.
+struct PeerEndpoint: NetworkAgentEndpoint {
+    var baseURL: URL
+    var path: String
+    var method: HTTPMethod = .get
+    var headers: [String: String] = ["Accept": "application/json"]
+    var task: HTTPTask = .requestPlain
+    var timeout: Duration? = .seconds(15)
+}
+
+/// httpbin's echo of a request.
+struct Echo: Decodable {
+    let args: [String: String]?
+    let headers: [String: String]?
+    let json: [String: JSONValue]?
+    let form: [String: String]?
+    let files: [String: String]?
+    let data: String?
+    let url: String?
+}
+
+/// Any JSON value, for comparing echoes.
+enum JSONValue: Decodable, Equatable {
+    case string(String), number(Double), bool(Bool), null, array([JSONValue]), object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+}
+
+@Suite struct InteropPeers {
+    @Test func peersAreUpWhenCIRuns() {
+        guard Interop.isCI else { return }
+        #expect(Interop.httpbin != nil, "CI must run the interop suite: NETWORKAGENT_HTTPBIN_URL is not set")
+        #expect(Interop.nginx != nil, "CI must run the interop suite: NETWORKAGENT_NGINX_URL is not set")
+    }
+}
