@@ -5,7 +5,8 @@ import PackageDescription
 // Each plugin is its own library product `X`, a target under `Plugins/X/` and a test target `XTests`.
 // A plugin depends on the core and on nothing else but the targets listed here.
 let plugins: [(name: String, dependencies: [Target.Dependency])] = [
-    ("NetworkAgentLogging", [])
+    ("NetworkAgentLogging", []),
+    ("NetworkAgentAuth", []),
 ]
 
 // MARK: - Core Library
