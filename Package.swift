@@ -7,6 +7,7 @@ import PackageDescription
 let plugins: [(name: String, dependencies: [Target.Dependency])] = [
     ("NetworkAgentLogging", []),
     ("NetworkAgentAuth", []),
+    ("NetworkAgentTokenRefresh", [.target(name: "NetworkAgentAuth")]),
 ]
 
 // MARK: - Core Library
