@@ -5,7 +5,10 @@ import PackageDescription
 // Each plugin is its own library product `X`, a target under `Plugins/X/` and a test target `XTests`.
 // A plugin depends on the core and on nothing else but the targets listed here.
 let plugins: [(name: String, dependencies: [Target.Dependency])] = [
-    (name: "NetworkAgentGzip", dependencies: ["CZlib"])
+    (name: "NetworkAgentLogging", dependencies: []),
+    (name: "NetworkAgentAuth", dependencies: []),
+    (name: "NetworkAgentTokenRefresh", dependencies: [.target(name: "NetworkAgentAuth")]),
+    (name: "NetworkAgentGzip", dependencies: ["CZlib"]),
 ]
 
 // MARK: - Core Library

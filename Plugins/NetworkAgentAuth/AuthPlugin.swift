@@ -1,0 +1,185 @@
+import NetworkAgent
+
+/// Adds a credential to requests, only where it may go: to the endpoint's own origin (or an allow-list), never
+/// over plain `http://` to another machine, never over a header the request already has.
+///
+/// In ``onRequest(_:endpoint:)``, for each request:
+/// 1. An endpoint adopting ``AuthorizableEndpoint`` with ``AuthorizationRequirement/none`` gets nothing.
+/// 2. A request whose origin (scheme, host and port, RFC 6454) is neither the endpoint `baseURL`'s nor one of
+///    ``additionalOrigins`` gets nothing: a plugin that pointed it at a mirror or a CDN does not leak the
+///    credential there.
+/// 3. A request that already carries an `Authorization` header keeps it and gets nothing more: what the
+///    endpoint (or an earlier plugin) set wins. So does an existing header or query parameter of the name a
+///    ``Credential/header(name:value:)`` or ``Credential/query(name:value:)`` credential would set.
+/// 4. The credential is the endpoint's ``AuthorizationRequirement/credential(_:)`` or else the provider's;
+///    `nil` sends the request without one.
+/// 5. Over plain `http://` to a host that is not loopback (`localhost`, `127.0.0.0/8`, `::1`) and not in
+///    ``plainHTTPHosts``, the call fails with ``Error/Code/insecureTransport`` before anything is sent, rather
+///    than sending in clear text or silently without the credential.
+///
+/// Register it after plugins that change URLs in `onRequest`; the transport itself drops `Authorization` on
+/// redirects to another origin. Emits `auth.credential_added` (attribute `scheme`) and `auth.credential_withheld`
+/// (attribute `reason`: `opted_out`, `other_origin`, `already_present`, `no_credential`).
+///
+/// ```swift
+/// let provider = NetworkAgentProvider<Api>(plugins: [
+///     .auth { try await keychain.accessToken().map(Credential.bearer) }
+/// ])
+/// ```
+public struct AuthPlugin: NetworkAgentPlugin {
+    /// Supplies the credential for a request, or `nil` for none; called once per authorized request, possibly
+    /// from many tasks at once.
+    public typealias CredentialProvider = @Sendable () async throws -> Credential?
+
+    /// An error of the auth plugin: the credential could not or must not be sent.
+    public struct Error: Swift.Error, Sendable, CustomStringConvertible {
+        /// What went wrong.
+        public struct Code: Hashable, Sendable, CustomStringConvertible {
+            private let name: String
+
+            /// A credential would have gone over plain `http://` to a host that is not loopback and not allowed.
+            public static let insecureTransport = Code(name: "insecure_transport")
+            /// The credential cannot be put in a request (a colon in a Basic username, control characters, an
+            /// invalid header name).
+            public static let invalidCredential = Code(name: "invalid_credential")
+
+            /// A short, stable name safe as a metrics label, e.g. `insecure_transport`.
+            public var description: String { name }
+        }
+
+        /// What went wrong.
+        public let code: Code
+        /// A human-readable explanation. Never contains the secret.
+        public let message: String
+
+        /// Creates an error.
+        ///
+        /// - Parameters:
+        ///   - code: What went wrong.
+        ///   - message: A human-readable explanation, without secrets.
+        public init(_ code: Code, _ message: String) {
+            self.code = code
+            self.message = message
+        }
+
+        /// `AuthPlugin.Error(code): message`.
+        public var description: String { "AuthPlugin.Error(\(code)): \(message)" }
+    }
+
+    /// Origins besides each endpoint's `baseURL` origin that receive credentials (only the scheme, host and port
+    /// of each URL count).
+    public let additionalOrigins: [URL]
+    /// Hosts (lowercased) that may receive credentials over plain `http://` although they are not loopback.
+    public let plainHTTPHosts: Set<String>
+    private let provider: CredentialProvider
+    private let origins: Set<Origin>
+
+    /// Creates an auth plugin.
+    ///
+    /// - Parameters:
+    ///   - additionalOrigins: Origins besides each endpoint's `baseURL` origin that receive credentials.
+    ///   - plainHTTPHosts: Non-loopback hosts that may receive credentials over plain `http://`; empty by default.
+    ///   - credential: Supplies the credential, e.g. from a keychain or an actor; `nil` sends none.
+    public init(
+        additionalOrigins: [URL] = [],
+        plainHTTPHosts: Set<String> = [],
+        credential: @escaping CredentialProvider
+    ) {
+        self.additionalOrigins = additionalOrigins
+        self.plainHTTPHosts = Set(plainHTTPHosts.map { $0.lowercased() })
+        self.provider = credential
+        self.origins = Set(additionalOrigins.compactMap(Origin.init))
+    }
+
+    /// Adds the credential where the rules above allow it.
+    ///
+    /// - Parameters:
+    ///   - request: The request so far.
+    ///   - endpoint: The endpoint of the call.
+    /// - Returns: The request, with the credential or unchanged.
+    /// - Throws: ``Error`` (``Error/Code/insecureTransport``, ``Error/Code/invalidCredential``), or what the
+    ///   credential provider throws, unchanged.
+    public func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
+        let requirement = (endpoint as? any AuthorizableEndpoint)?.authorization ?? .default
+        if requirement == .none {
+            return Self.withheld(request, reason: "opted_out")
+        }
+        guard let url = request.url, let origin = Origin(url), isAllowed(origin, endpoint: endpoint) else {
+            return Self.withheld(request, reason: "other_origin")
+        }
+        if request.value(forHTTPHeaderField: "Authorization") != nil {
+            return Self.withheld(request, reason: "already_present")
+        }
+        let credential: Credential?
+        switch requirement {
+        case .credential(let chosen): credential = chosen
+        case .default, .none: credential = try await provider()
+        }
+        guard let credential else {
+            return Self.withheld(request, reason: "no_credential")
+        }
+        if credential.placeIsTaken(in: request) {
+            return Self.withheld(request, reason: "already_present")
+        }
+        guard origin.isSecure || origin.isLoopback || plainHTTPHosts.contains(origin.host) else {
+            throw Error(
+                .insecureTransport,
+                "refusing to send a credential over \(origin.scheme):// to \(origin.host); "
+                    + "use https or list the host in plainHTTPHosts"
+            )
+        }
+        let authorized = try credential.authorizing(request)
+        if NetworkAgentEvents.hasObservers {
+            NetworkAgentEvents.emit(
+                NetworkAgentEvent(source: "auth", name: "credential_added", attributes: ["scheme": credential.scheme])
+            )
+        }
+        return authorized
+    }
+
+    /// Whether an origin receives credentials for an endpoint.
+    package func isAllowed(_ origin: Origin, endpoint: any NetworkAgentEndpoint) -> Bool {
+        Origin(endpoint.baseURL) == origin || origins.contains(origin)
+    }
+
+    private static func withheld(_ request: URLRequest, reason: String) -> URLRequest {
+        if NetworkAgentEvents.hasObservers {
+            NetworkAgentEvents.emit(
+                NetworkAgentEvent(source: "auth", name: "credential_withheld", attributes: ["reason": reason])
+            )
+        }
+        return request
+    }
+}
+
+extension NetworkAgentPlugin where Self == AuthPlugin {
+    /// A plugin that adds the provider's credential to requests for the endpoint's own origin.
+    ///
+    /// - Parameters:
+    ///   - additionalOrigins: Origins besides each endpoint's `baseURL` origin that receive credentials.
+    ///   - plainHTTPHosts: Non-loopback hosts that may receive credentials over plain `http://`.
+    ///   - credential: Supplies the credential; `nil` sends none.
+    /// - Returns: An ``AuthPlugin``.
+    public static func auth(
+        additionalOrigins: [URL] = [],
+        plainHTTPHosts: Set<String> = [],
+        _ credential: @escaping AuthPlugin.CredentialProvider
+    ) -> AuthPlugin {
+        AuthPlugin(additionalOrigins: additionalOrigins, plainHTTPHosts: plainHTTPHosts, credential: credential)
+    }
+
+    /// A plugin that adds a fixed credential to requests for the endpoint's own origin.
+    ///
+    /// - Parameters:
+    ///   - credential: The credential.
+    ///   - additionalOrigins: Origins besides each endpoint's `baseURL` origin that receive it.
+    ///   - plainHTTPHosts: Non-loopback hosts that may receive it over plain `http://`.
+    /// - Returns: An ``AuthPlugin``.
+    public static func auth(
+        _ credential: Credential,
+        additionalOrigins: [URL] = [],
+        plainHTTPHosts: Set<String> = []
+    ) -> AuthPlugin {
+        AuthPlugin(additionalOrigins: additionalOrigins, plainHTTPHosts: plainHTTPHosts) { credential }
+    }
+}

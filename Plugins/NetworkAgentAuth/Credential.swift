@@ -1,0 +1,177 @@
+import NetworkAgent
+
+/// A secret that proves who the caller is, and where in a request it goes.
+///
+/// Printing a credential never shows the secret: `description` is `bearer(<redacted>)`,
+/// `basic(username: ann, password: <redacted>)` and so on.
+public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// `Authorization: Bearer <token>` (RFC 6750 §2.1).
+    case bearer(String)
+    /// `Authorization: Basic <base64(username:password)>` with UTF-8 text (RFC 7617 §2, §2.1). The username must
+    /// not contain a colon.
+    case basic(username: String, password: String)
+    /// A header of your choice, such as `X-API-Key: <key>`.
+    case header(name: String, value: String)
+    /// A query parameter of your choice, such as `?api_key=<key>`, percent-encoded (RFC 3986 unreserved
+    /// characters kept).
+    case query(name: String, value: String)
+
+    /// A stable lowercase name of the scheme, safe for logs and events: `bearer`, `basic`, `header` or `query`.
+    public var scheme: String {
+        switch self {
+        case .bearer: "bearer"
+        case .basic: "basic"
+        case .header: "header"
+        case .query: "query"
+        }
+    }
+
+    /// The credential with its secret replaced by `<redacted>`.
+    public var description: String {
+        switch self {
+        case .bearer: "bearer(<redacted>)"
+        case .basic(let username, _): "basic(username: \(username), password: <redacted>)"
+        case .header(let name, _): "header(name: \(name), value: <redacted>)"
+        case .query(let name, _): "query(name: \(name), value: <redacted>)"
+        }
+    }
+
+    /// The same as ``description``: the secret is never printed.
+    public var debugDescription: String { description }
+
+    /// A copy of a request carrying this credential, replacing whatever the request had in the same place (the
+    /// `Authorization` header, the named header, or every query item of that name).
+    ///
+    /// The caller decides whether the request may carry it: this does no origin or transport check.
+    ///
+    /// - Parameter request: The request to authorize.
+    /// - Returns: The authorized request.
+    /// - Throws: ``AuthPlugin/Error`` with ``AuthPlugin/Error/Code/invalidCredential`` for a Basic username with a
+    ///   colon, a header name that is not an RFC 9110 token, a value with control characters (CR, LF, NUL…) or an
+    ///   empty query name; and for a request without URL when the credential goes in the query.
+    public func authorizing(_ request: URLRequest) throws(AuthPlugin.Error) -> URLRequest {
+        var request = request
+        switch self {
+        case .bearer(let token):
+            try Self.checkValue(token, what: "bearer token")
+            request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+        case .basic(let username, let password):
+            guard !username.contains(":") else {
+                throw AuthPlugin.Error(.invalidCredential, "a Basic username cannot contain a colon (RFC 7617 §2)")
+            }
+            try Self.checkValue(username + password, what: "Basic username or password")
+            let encoded = Data((username + ":" + password).utf8).base64EncodedString()
+            request.setValue("Basic " + encoded, forHTTPHeaderField: "Authorization")
+        case .header(let name, let value):
+            guard !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter) else {
+                throw AuthPlugin.Error(.invalidCredential, "\(name.debugDescription) is not a valid header name")
+            }
+            try Self.checkValue(value, what: "\(name) header value")
+            request.setValue(value, forHTTPHeaderField: name)
+        case .query(let name, let value):
+            guard !name.isEmpty else {
+                throw AuthPlugin.Error(.invalidCredential, "a query credential needs a parameter name")
+            }
+            guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+            else {
+                throw AuthPlugin.Error(.invalidCredential, "the request has no URL to put a query credential in")
+            }
+            let kept = Self.rawItems(of: components, without: name)
+            components.percentEncodedQuery = (kept + [Self.encode(name) + "=" + Self.encode(value)])
+                .joined(separator: "&")
+            guard let authorized = components.url else {
+                throw AuthPlugin.Error(.invalidCredential, "the query credential does not fit the URL")
+            }
+            request.url = authorized
+        }
+        return request
+    }
+
+    /// Whether the request carries exactly this credential in its place.
+    package func isCarried(by request: URLRequest) -> Bool {
+        switch self {
+        case .bearer, .basic:
+            guard let expected = try? authorizing(URLRequest(url: Self.placeholderURL)) else { return false }
+            return request.value(forHTTPHeaderField: "Authorization")
+                == expected.value(forHTTPHeaderField: "Authorization")
+        case .header(let name, let value):
+            return request.value(forHTTPHeaderField: name) == value
+        case .query(let name, let value):
+            guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+            else { return false }
+            return Self.queryItems(of: components).contains { $0.name == name && $0.value == value }
+        }
+    }
+
+    /// Whether the request already has something in the place this credential would go.
+    package func placeIsTaken(in request: URLRequest) -> Bool {
+        switch self {
+        case .bearer, .basic:
+            return request.value(forHTTPHeaderField: "Authorization") != nil
+        case .header(let name, _):
+            return request.value(forHTTPHeaderField: name) != nil
+        case .query(let name, _):
+            guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+            else { return false }
+            return Self.queryItems(of: components).contains { $0.name == name }
+        }
+    }
+
+    /// A copy of the request without anything in this credential's place.
+    package func removed(from request: URLRequest) -> URLRequest {
+        var request = request
+        switch self {
+        case .bearer, .basic:
+            request.setValue(nil, forHTTPHeaderField: "Authorization")
+        case .header(let name, _):
+            request.setValue(nil, forHTTPHeaderField: name)
+        case .query(let name, _):
+            guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+            else { return request }
+            let kept = Self.rawItems(of: components, without: name)
+            components.percentEncodedQuery = kept.isEmpty ? nil : kept.joined(separator: "&")
+            request.url = components.url ?? url
+        }
+        return request
+    }
+
+    private static let placeholderURL = URL(fileURLWithPath: "/")
+
+    /// The query items, percent-decoded; `+` is kept as a plus sign.
+    private static func queryItems(of components: URLComponents) -> [URLQueryItem] {
+        components.queryItems ?? []
+    }
+
+    /// The percent-encoded query items, as sent, except those whose decoded name is `name`.
+    private static func rawItems(of components: URLComponents, without name: String) -> [String] {
+        guard let query = components.percentEncodedQuery, !query.isEmpty else { return [] }
+        return query.split(separator: "&", omittingEmptySubsequences: false).map(String.init).filter { item in
+            let rawName = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            return (rawName.removingPercentEncoding ?? String(rawName)) != name
+        }
+    }
+
+    /// Percent-encodes everything but RFC 3986 unreserved characters.
+    private static func encode(_ text: String) -> String {
+        var unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        unreserved.insert(charactersIn: "0123456789-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+
+    /// Header values may not carry control characters other than horizontal tab (RFC 9110 §5.5).
+    private static func checkValue(_ value: String, what: String) throws(AuthPlugin.Error) {
+        let bad = value.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7f }
+        if bad {
+            throw AuthPlugin.Error(.invalidCredential, "the \(what) contains control characters")
+        }
+    }
+
+    /// RFC 9110 §5.6.2 `tchar`.
+    private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "a"..."z", "A"..."Z", "0"..."9": true
+        case "!", "#", "$", "%", "&", "'", "*", "+", "-", ".", "^", "_", "`", "|", "~": true
+        default: false
+        }
+    }
+}

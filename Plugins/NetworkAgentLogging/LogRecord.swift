@@ -1,0 +1,78 @@
+/// One entry written by a ``LoggingPlugin``: a request, a response, a failure or an event of another plugin.
+///
+/// The ``message`` is ready to print (one line at ``LogLevel/basic``, a block at higher levels); the ``metadata``
+/// carries the same facts as separate, already redacted values for structured loggers.
+public struct LogRecord: Sendable, Hashable, CustomStringConvertible {
+    /// How serious a record is; map it to your logger's level (swift-log's `Logger.Level`, `OSLogType`).
+    public enum Severity: Int, Sendable, Hashable, Comparable, CustomStringConvertible {
+        /// Events of other plugins (a retry scheduled, a cache hit, a token refreshed).
+        case debug
+        /// Requests, responses and cURL commands.
+        case info
+        /// Failed exchanges: the transport or an inner plugin threw.
+        case error
+
+        /// Orders severities from ``debug`` to ``error``.
+        ///
+        /// - Parameters:
+        ///   - lhs: A severity.
+        ///   - rhs: Another severity.
+        /// - Returns: Whether `lhs` is less serious than `rhs`.
+        public static func < (lhs: Severity, rhs: Severity) -> Bool {
+            lhs.rawValue < rhs.rawValue
+        }
+
+        /// `debug`, `info` or `error`.
+        public var description: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .error: "error"
+            }
+        }
+    }
+
+    /// What a record describes.
+    public enum Kind: String, Sendable, Hashable, CustomStringConvertible {
+        /// A request handed to the network exchange.
+        case request
+        /// The response to it.
+        case response
+        /// The exchange threw instead of answering.
+        case failure
+        /// A ``NetworkAgentEvent`` another plugin (or the transport) emitted during the exchange.
+        case event
+        /// A cURL command reproducing the request.
+        case curl
+
+        /// The kind's raw name, e.g. `request`.
+        public var description: String { rawValue }
+    }
+
+    /// How serious the record is.
+    public var severity: Severity
+    /// What the record describes.
+    public var kind: Kind
+    /// The text to print, already redacted.
+    public var message: String
+    /// The record's facts as key/value pairs, already redacted. Keys used: `call_id`, `method`, `url`, `status`,
+    /// `duration_ms`, `request_bytes`, `response_bytes`, `error`, `event`.
+    public var metadata: [String: String]
+
+    /// Creates a record.
+    ///
+    /// - Parameters:
+    ///   - severity: How serious the record is.
+    ///   - kind: What the record describes.
+    ///   - message: The text to print.
+    ///   - metadata: The record's facts as key/value pairs.
+    public init(severity: Severity, kind: Kind, message: String, metadata: [String: String] = [:]) {
+        self.severity = severity
+        self.kind = kind
+        self.message = message
+        self.metadata = metadata
+    }
+
+    /// The ``message``.
+    public var description: String { message }
+}

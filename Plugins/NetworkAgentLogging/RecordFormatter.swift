@@ -1,0 +1,147 @@
+import NetworkAgent
+
+/// Builds the records of one logged exchange.
+struct RecordFormatter: Sendable {
+    let level: LogLevel
+    let callID: Int
+    let request: URLRequest
+    let renderer: BodyRenderer
+
+    private var policy: RedactionPolicy { renderer.policy }
+    private var method: String { request.httpMethod ?? "GET" }
+    private var url: String { policy.redactedString(for: request.url) }
+
+    private var baseMetadata: [String: String] {
+        ["call_id": String(callID), "method": method, "url": url]
+    }
+
+    /// `--> GET url`, with headers and body at higher levels.
+    func requestRecord() -> LogRecord {
+        let body = request.httpBody ?? Data()
+        let streamed = request.httpBodyStream != nil
+        var metadata = baseMetadata
+        if !streamed { metadata["request_bytes"] = String(body.count) }
+        let size = streamed ? "streamed body" : "\(body.count)-byte body"
+        guard level >= .headers else {
+            let note = streamed || !body.isEmpty ? " (\(size))" : ""
+            return LogRecord(
+                severity: .info,
+                kind: .request,
+                message: "--> \(method) \(url)\(note)",
+                metadata: metadata
+            )
+        }
+        var lines = ["--> \(method) \(url)"]
+        lines += policy.redactedHeaders(request.allHTTPHeaderFields ?? [:]).map { "\($0.name): \($0.value)" }
+        if level >= .body {
+            if streamed {
+                lines += ["", "(streamed body, not shown)"]
+            } else if !body.isEmpty {
+                lines += ["", renderer.printable(body, contentType: request.value(forHTTPHeaderField: "Content-Type"))]
+            }
+        }
+        lines.append("--> END \(method) (\(size))")
+        return LogRecord(
+            severity: .info,
+            kind: .request,
+            message: lines.joined(separator: "\n"),
+            metadata: metadata
+        )
+    }
+
+    /// The request as a redacted cURL command.
+    func curlRecord() -> LogRecord {
+        LogRecord(
+            severity: .info,
+            kind: .curl,
+            message: curlCommand(for: request, redaction: policy),
+            metadata: baseMetadata
+        )
+    }
+
+    /// `<-- 200 GET url (12.3 ms, 512-byte body)`, with headers and body at higher levels.
+    func responseRecord(_ response: URLResponse, data: Data, duration: Duration) -> LogRecord {
+        let http = response as? HTTPURLResponse
+        let status = http.map { String($0.statusCode) } ?? "non-HTTP response"
+        let shownURL = policy.redactedString(for: response.url ?? request.url)
+        let milliseconds = Self.milliseconds(duration)
+        var metadata = baseMetadata
+        metadata["url"] = shownURL
+        metadata["status"] = http.map { String($0.statusCode) }
+        metadata["duration_ms"] = milliseconds
+        metadata["response_bytes"] = String(data.count)
+        let head = "<-- \(status) \(method) \(shownURL) (\(milliseconds) ms"
+        guard level >= .headers else {
+            return LogRecord(
+                severity: .info,
+                kind: .response,
+                message: head + ", \(data.count)-byte body)",
+                metadata: metadata
+            )
+        }
+        var lines = [head + ")"]
+        lines += policy.redactedHeaders(Self.headerFields(of: http)).map { "\($0.name): \($0.value)" }
+        if level >= .body, !data.isEmpty {
+            lines += ["", renderer.printable(data, contentType: http?.value(forHTTPHeaderField: "Content-Type"))]
+        }
+        lines.append("<-- END HTTP (\(data.count)-byte body)")
+        return LogRecord(
+            severity: .info,
+            kind: .response,
+            message: lines.joined(separator: "\n"),
+            metadata: metadata
+        )
+    }
+
+    /// `<-- FAILED GET url (12.3 ms): timed_out: …`, the same at every level.
+    func failureRecord(_ error: any Error, duration: Duration) -> LogRecord {
+        let milliseconds = Self.milliseconds(duration)
+        let description: String
+        if let error = error as? NetworkAgentError {
+            description = "\(error.code): \(error.message)"
+        } else {
+            description = String(describing: error)
+        }
+        // Error messages may quote the URL: quote the redacted one instead.
+        let rawURL = request.url?.absoluteString ?? ""
+        let safe = rawURL.isEmpty ? description : description.replacingOccurrences(of: rawURL, with: url)
+        var metadata = baseMetadata
+        metadata["duration_ms"] = milliseconds
+        metadata["error"] = (error as? NetworkAgentError)?.shortDescription ?? String(describing: type(of: error))
+        return LogRecord(
+            severity: .error,
+            kind: .failure,
+            message: "<-- FAILED \(method) \(url) (\(milliseconds) ms): \(safe)",
+            metadata: metadata
+        )
+    }
+
+    /// `--- retry.retry_scheduled attempt=1 delay_ms=200`, the same at every level.
+    func eventRecord(_ event: NetworkAgentEvent) -> LogRecord {
+        var shown = event
+        var metadata = baseMetadata
+        metadata["event"] = event.source + "." + event.name
+        for (key, value) in event.attributes {
+            let safe = policy.redactedAttribute(key: key, value: value)
+            shown.attributes[key] = safe
+            metadata["event." + key] = safe
+        }
+        return LogRecord(severity: .debug, kind: .event, message: "--- \(shown)", metadata: metadata)
+    }
+
+    /// Milliseconds with one decimal, e.g. `12.3`.
+    static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let value = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
+        return String(format: "%.1f", value)
+    }
+
+    /// A response's header fields as strings (FoundationNetworking types them `[AnyHashable: Any]`).
+    static func headerFields(of response: HTTPURLResponse?) -> [String: String] {
+        var fields: [String: String] = [:]
+        for (name, value) in response?.allHeaderFields ?? [:] {
+            fields[String(describing: name)] = String(describing: value)
+        }
+        return fields
+    }
+}

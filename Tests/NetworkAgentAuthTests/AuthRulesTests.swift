@@ -1,0 +1,144 @@
+import Foundation
+import NetworkAgent
+import NetworkAgentAuth
+import NetworkAgentTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Rules that need hosts the loopback server cannot be: plain http to other machines, and pure logic.
+@Suite struct AuthRulesTests {
+    func run(
+        _ plugin: AuthPlugin,
+        base: String
+    ) async throws -> (stub: StubTransport, result: Result<Void, any Error>) {
+        let stub = StubTransport(fallback: .status(200))
+        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [plugin], agent: NetworkAgent(transport: stub))
+        let endpoint = AuthEndpoint(baseURL: try #require(URL(string: base)))
+        do {
+            _ = try await provider.request(endpoint: endpoint)
+            return (stub, .success(()))
+        } catch {
+            return (stub, .failure(error))
+        }
+    }
+
+    @Test func plainHTTPToAnotherMachineIsRefusedBeforeSending() async throws {
+        let (stub, result) = try await run(.auth(.bearer("t")), base: "http://api.example.com")
+        guard case .failure(let error) = result else {
+            Issue.record("expected a failure")
+            return
+        }
+        let authError = try #require(error as? AuthPlugin.Error)
+        #expect(authError.code == .insecureTransport)
+        #expect(!authError.description.contains("t\""))
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test func plainHTTPIsAllowedForListedHosts() async throws {
+        let (stub, result) = try await run(
+            .auth(.bearer("t"), plainHTTPHosts: ["API.example.com"]),
+            base: "http://api.example.com"
+        )
+        #expect((try? result.get()) != nil)
+        #expect(stub.requests.first?.value(forHTTPHeaderField: "Authorization") == "Bearer t")
+    }
+
+    @Test(arguments: ["http://localhost:8080", "http://127.0.0.2", "http://[::1]:9000", "http://app.localhost"])
+    func plainHTTPToLoopbackIsAllowed(base: String) async throws {
+        let (stub, result) = try await run(.auth(.bearer("t")), base: base)
+        #expect((try? result.get()) != nil)
+        #expect(stub.requests.first?.value(forHTTPHeaderField: "Authorization") == "Bearer t")
+    }
+
+    @Test(arguments: ["http://127.0.0.1.example.com", "http://10.0.0.1", "http://localhost.example.com"])
+    func lookAlikesAreNotLoopback(base: String) async throws {
+        let (_, result) = try await run(.auth(.bearer("t")), base: base)
+        #expect((try? result.get()) == nil)
+    }
+
+    @Test func withoutACredentialPlainHTTPIsNotAnError() async throws {
+        let (stub, result) = try await run(AuthPlugin { nil }, base: "http://api.example.com")
+        #expect((try? result.get()) != nil)
+        #expect(stub.requests.count == 1)
+    }
+
+    @Test func httpsIsAlwaysFine() async throws {
+        let (stub, result) = try await run(.auth(.bearer("t")), base: "https://api.example.com")
+        #expect((try? result.get()) != nil)
+        #expect(stub.requests.first?.value(forHTTPHeaderField: "Authorization") == "Bearer t")
+    }
+
+    @Test func aColonInABasicUsernameIsRejected() async throws {
+        let (stub, result) = try await run(
+            .auth(.basic(username: "a:b", password: "p")),
+            base: "https://api.example.com"
+        )
+        guard case .failure(let error as AuthPlugin.Error) = result else {
+            Issue.record("expected an AuthPlugin.Error")
+            return
+        }
+        #expect(error.code == .invalidCredential)
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test(arguments: [
+        Credential.bearer("a\r\nX-Injected: 1"), .header(name: "X-Key", value: "v\n"),
+        .header(name: "Bad Name", value: "v"),
+        .basic(username: "u", password: "p\u{0}"), .query(name: "", value: "v"),
+    ])
+    func credentialsThatCannotBeSentAreRejected(credential: Credential) async throws {
+        let (stub, result) = try await run(.auth(credential), base: "https://api.example.com")
+        guard case .failure(let error as AuthPlugin.Error) = result else {
+            Issue.record("expected an AuthPlugin.Error")
+            return
+        }
+        #expect(error.code == .invalidCredential)
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test func credentialsNeverPrintTheirSecret() {
+        let credentials: [Credential] = [
+            .bearer("s1"), .basic(username: "ann", password: "s2"), .header(name: "X-Key", value: "s3"),
+            .query(name: "k", value: "s4"),
+        ]
+        let printed = credentials.map { "\($0) \(String(reflecting: $0))" }.joined(separator: " ")
+        for secret in ["s1", "s2", "s3", "s4"] {
+            #expect(!printed.contains(secret))
+        }
+        #expect(printed.contains("basic(username: ann, password: <redacted>)"))
+    }
+
+    @Test func eventsSayWhatHappenedWithoutSecrets() async throws {
+        let log = EventLog()
+        let stub = StubTransport(fallback: .status(200))
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [.auth(.bearer("s3cret"))],
+            agent: NetworkAgent(transport: stub)
+        )
+        let base = try #require(URL(string: "https://api.example.com"))
+        try await log.record {
+            _ = try await provider.request(endpoint: AuthEndpoint(baseURL: base))
+            _ = try await provider.request(endpoint: AuthEndpoint(baseURL: base, authorization: .none))
+            _ = try await provider.request(endpoint: AuthEndpoint(baseURL: base, headers: ["Authorization": "x"]))
+        }
+        #expect(
+            log.events.map(\.description) == [
+                "auth.credential_added scheme=bearer", "auth.credential_withheld reason=opted_out",
+                "auth.credential_withheld reason=already_present",
+            ]
+        )
+        #expect(!log.events.description.contains("s3cret"))
+    }
+
+    @Test func authorizingReplacesWhatIsInTheSamePlace() throws {
+        var request = URLRequest(url: try #require(URL(string: "https://h/p?api_key=old&a=1+2")))
+        request.setValue("Bearer old", forHTTPHeaderField: "Authorization")
+        let bearer = try Credential.bearer("new").authorizing(request)
+        #expect(bearer.value(forHTTPHeaderField: "Authorization") == "Bearer new")
+        let query = try Credential.query(name: "api_key", value: "new").authorizing(request)
+        #expect(query.url?.absoluteString == "https://h/p?a=1+2&api_key=new")
+    }
+}
