@@ -113,4 +113,21 @@ struct PokedexRun {
         #expect(try run(["--help"]).output.contains("usage: pokedex"))
         #expect(try run(["--version"]).output.hasPrefix("pokedex 1.0.0"))
     }
+
+    @Test func authModeWorksThroughTokenExpiry() throws {
+        let run = try run(["--verbose", "--auth", "--token-lifetime", "0.1", "sync"])
+        #expect(run.status == 0, "\(run.error.suffix(500))")
+        #expect(run.output.contains("synced 302 of 302"))
+        let refreshes = run.error.split(separator: "\n").filter { $0.contains("token_refresh.refresh_succeeded") }
+        #expect(refreshes.count >= 1, "tokens lasting 0.1 s must be refreshed during a sync")
+        #expect(!run.error.contains("Bearer "), "the log never shows a token")
+    }
+
+    @Test func verboseLogsEachRequestToStandardError() throws {
+        let run = try run(["--verbose", "show", "25"])
+        #expect(run.status == 0)
+        #expect(run.error.contains("--> GET http://127.0.0.1:"))
+        #expect(run.error.contains("<-- 200 GET"))
+        #expect(!run.output.contains("-->"))
+    }
 }

@@ -1,9 +1,10 @@
 import Foundation
 import NetworkAgent
+import NetworkAgentAuth
 
 /// The PokeAPI v2 endpoints the Pokédex uses, against a base URL such as `https://pokeapi.co/api/v2` or the
 /// offline mirror's `http://127.0.0.1:<port>/api/v2`.
-public struct PokeAPI: NetworkAgentEndpoint {
+public struct PokeAPI: NetworkAgentEndpoint, AuthorizableEndpoint {
     /// One PokeAPI call.
     public enum Route: Sendable, Hashable {
         /// A page of the pokemon list.
@@ -61,6 +62,9 @@ public struct PokeAPI: NetworkAgentEndpoint {
             .requestPlain
         }
     }
+
+    /// The token endpoint is the one call that carries no token.
+    public var authorization: AuthorizationRequirement { route == .token ? .none : .default }
 
     /// Ten seconds for any call.
     public var timeout: Duration? { .seconds(10) }

@@ -62,7 +62,7 @@ public enum PokedexCLI {
         }
         defer { mirror?.stop() }
         let baseURL = options.baseURL ?? mirror?.baseURL ?? URL(fileURLWithPath: "/")
-        let provider = PokedexClient.makeProvider(options: options)
+        let provider = try await PokedexClient.makeProvider(options: options, baseURL: baseURL)
         let repository = PokedexRepository(provider: provider, baseURL: baseURL, offline: options.offline)
         let renderer = Renderer(terminal: terminal)
         let encoder = JSONEncoder()
