@@ -4,7 +4,9 @@ import PackageDescription
 // MARK: - Plugins
 // Each plugin is its own library product `X`, a target under `Plugins/X/` and a test target `XTests`.
 // A plugin depends on the core and on nothing else but the targets listed here.
-let plugins: [(name: String, dependencies: [Target.Dependency])] = []
+let plugins: [(name: String, dependencies: [Target.Dependency])] = [
+    ("NetworkAgentDiskCache", [])
+]
 
 // MARK: - Core Library
 var products: [Product] = [
@@ -40,6 +42,8 @@ targets += [
     ),
     .testTarget(name: "NetworkAgentTestingTests", dependencies: ["NetworkAgentTesting"]),
     .testTarget(name: "NetworkAgentTestServerTests", dependencies: ["NetworkAgentTestServer"]),
+    // Writes cache entries in a loop until killed: the child process of the disk cache's crash test. Not a product.
+    .executableTarget(name: "DiskCacheCrashWriter", dependencies: ["NetworkAgentDiskCache"], path: "Tests/DiskCacheCrashWriter"),
 ]
 
 // MARK: - Language settings
