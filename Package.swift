@@ -43,7 +43,11 @@ targets += [
     .testTarget(name: "NetworkAgentTestingTests", dependencies: ["NetworkAgentTesting"]),
     .testTarget(name: "NetworkAgentTestServerTests", dependencies: ["NetworkAgentTestServer"]),
     // Writes cache entries in a loop until killed: the child process of the disk cache's crash test. Not a product.
-    .executableTarget(name: "DiskCacheCrashWriter", dependencies: ["NetworkAgentDiskCache"], path: "Tests/DiskCacheCrashWriter"),
+    .executableTarget(
+        name: "DiskCacheCrashWriter",
+        dependencies: ["NetworkAgentDiskCache"],
+        path: "Tests/DiskCacheCrashWriter"
+    ),
 ]
 
 // MARK: - Language settings

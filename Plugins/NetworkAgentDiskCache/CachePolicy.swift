@@ -168,7 +168,8 @@ struct CachePolicy: Sendable {
     func mayServeOnError(_ entry: CachedEntry, request: CacheControl, now: Date) -> Bool {
         let response = CacheControl(entry.header("Cache-Control"))
         if response.noCache || response.mustRevalidate { return false }
-        let windows = [response.staleIfError?.seconds, request.staleIfError?.seconds].compactMap { $0 }
+        let windows =
+            [response.staleIfError?.seconds, request.staleIfError?.seconds].compactMap { $0 }
             .map(TimeInterval.init) + (offlineFallback > 0 ? [offlineFallback] : [])
         guard let window = windows.max() else { return false }
         let staleness = currentAge(of: entry, now: now) - freshnessLifetime(of: entry)
@@ -212,7 +213,12 @@ struct CachePolicy: Sendable {
     }
 
     /// The stored response updated with a 304's header fields (§3.2, §4.3.4) and the new exchange's times.
-    func merging(_ headers: [String: String], into entry: CachedEntry, requestDate: Date, responseDate: Date)
+    func merging(
+        _ headers: [String: String],
+        into entry: CachedEntry,
+        requestDate: Date,
+        responseDate: Date
+    )
         -> CachedEntry
     {
         var merged = entry

@@ -187,7 +187,12 @@ struct DiskCacheExchange: Sendable {
         guard let header = plugin.configuration.statusHeader, let url = response.url else { return response }
         var headers = Self.headerFields(of: response)
         headers[header] = status.rawValue
-        return HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
+        return HTTPURLResponse(
+            url: url,
+            statusCode: response.statusCode,
+            httpVersion: "HTTP/1.1",
+            headerFields: headers
+        )
             ?? response
     }
 
@@ -203,7 +208,11 @@ struct DiskCacheExchange: Sendable {
         return staleAnswer(stored, reason: "stale_if_error", detail: "\(status)")
     }
 
-    private func staleAnswer(_ stored: CachedEntry, reason: String, detail: String)
+    private func staleAnswer(
+        _ stored: CachedEntry,
+        reason: String,
+        detail: String
+    )
         -> (data: Data, response: URLResponse)?
     {
         let now = now()

@@ -43,7 +43,9 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
     static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
     /// Request headers with which the caller takes over validation or asks for part of a resource: such requests
     /// bypass the cache.
-    static let bypassHeaders = ["Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"]
+    static let bypassHeaders = [
+        "Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range",
+    ]
 
     /// Where responses are kept.
     public let store: any ResponseStore
@@ -120,7 +122,13 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
             requestCacheControl: request.value(forHTTPHeaderField: "Cache-Control"),
             pragma: request.value(forHTTPHeaderField: "Pragma")
         )
-        let exchange = DiskCacheExchange(plugin: self, request: request, method: method, directives: directives, next: next)
+        let exchange = DiskCacheExchange(
+            plugin: self,
+            request: request,
+            method: method,
+            directives: directives,
+            next: next
+        )
         let (stored, reason) = lookup(key, request: request)
         guard let stored else {
             if directives.onlyIfCached { return exchange.onlyIfCachedFailure(reason: reason) }

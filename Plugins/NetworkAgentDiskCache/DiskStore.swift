@@ -309,7 +309,11 @@ public final class DiskStore: ResponseStore {
         let path = root + "/lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw DiskCacheError(.unavailable, "cannot open \(path): \(FileIO.describe(errno))", systemErrorNumber: errno)
+            throw DiskCacheError(
+                .unavailable,
+                "cannot open \(path): \(FileIO.describe(errno))",
+                systemErrorNumber: errno
+            )
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
@@ -370,7 +374,11 @@ public final class DiskStore: ResponseStore {
             let prefix = try? EntryCodec.decodePrefix(prefixBytes),
             Int(status.st_size) == prefix.totalLength,
             let headerBytes = FileIO.readRange(descriptor, count: prefix.headerLength, at: EntryCodec.prefixLength),
-            let header = try? EntryCodec.decodeHeader(prefixBytes: prefixBytes, prefix: prefix, headerBytes: headerBytes)
+            let header = try? EntryCodec.decodeHeader(
+                prefixBytes: prefixBytes,
+                prefix: prefix,
+                headerBytes: headerBytes
+            )
         else { return nil }
         #if canImport(Darwin)
         let modified = Double(status.st_mtimespec.tv_sec) + Double(status.st_mtimespec.tv_nsec) / 1e9
@@ -381,6 +389,8 @@ public final class DiskStore: ResponseStore {
     }
 
     private static func emit(_ name: String, _ attributes: [String: String]) {
-        NetworkAgentEvents.emit(NetworkAgentEvent(source: DiskCachePlugin.eventSource, name: name, attributes: attributes))
+        NetworkAgentEvents.emit(
+            NetworkAgentEvent(source: DiskCachePlugin.eventSource, name: name, attributes: attributes)
+        )
     }
 }

@@ -31,7 +31,9 @@ enum FileIO {
     static func writeNewFile(_ path: String, _ data: Data, sync: Bool) throws(DiskCacheError) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw ioError("create", path) }
-        var failure = data.withUnsafeBytes { buffer in writeAll(descriptor, buffer) }.map { ioError("write", path, code: $0) }
+        var failure = data.withUnsafeBytes { buffer in writeAll(descriptor, buffer) }.map {
+            ioError("write", path, code: $0)
+        }
         if failure == nil, sync, fsync(descriptor) != 0 { failure = ioError("fsync", path) }
         if close(descriptor) != 0, failure == nil { failure = ioError("close", path) }
         if let failure {

@@ -1,5 +1,5 @@
 // The child process of the disk cache's crash test: opens a DiskStore and writes entries in a loop until it is
-// killed. Usage: DiskCacheCrashWriter <directory> <first seed>
+// killed. Usage: DiskCacheCrashWriter <directory> <first seed> sync|nosync
 //
 // Entry `seed` goes to URL `http://crash.test/item/<seed % 64>`; its body is `X-Length` bytes, all equal to
 // `X-Fill`, so the test can check that whatever it reads back after a SIGKILL is one whole entry as written.
@@ -8,14 +8,18 @@ import NetworkAgentDiskCache
 
 let slots = 64
 let arguments = CommandLine.arguments
-guard arguments.count == 3, let firstSeed = Int(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: DiskCacheCrashWriter <directory> <first seed>\n".utf8))
+guard arguments.count == 4, let firstSeed = Int(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: DiskCacheCrashWriter <directory> <first seed> sync|nosync\n".utf8))
     exit(2)
 }
 let store: DiskStore
 do {
     // A small bound, so that writes evict as well.
-    store = try DiskStore(directory: URL(fileURLWithPath: arguments[1], isDirectory: true), maximumBytes: 256 << 10)
+    store = try DiskStore(
+        directory: URL(fileURLWithPath: arguments[1], isDirectory: true),
+        maximumBytes: 256 << 10,
+        durability: arguments[3] == "sync" ? .powerLoss : .processCrash
+    )
 } catch {
     FileHandle.standardError.write(Data("cannot open the store: \(error)\n".utf8))
     exit(1)
