@@ -188,7 +188,8 @@ public final class DiskStore: ResponseStore {
     }
 
     /// Writes an entry to a temporary file, renames it into place and evicts least recently used entries beyond
-    /// ``maximumBytes``. An entry larger than ``maximumBytes`` is not stored (and replaces nothing).
+    /// ``maximumBytes``. An entry larger than ``maximumBytes`` is not stored; it removes any older entry under its
+    /// key.
     ///
     /// - Parameter entry: The entry.
     /// - Returns: What was evicted.
@@ -200,7 +201,11 @@ public final class DiskStore: ResponseStore {
         do { data = try EntryCodec.encode(entry) } catch {
             throw DiskCacheError(.io, "cannot encode the entry: \(error)")
         }
-        guard data.count <= maximumBytes else { return ResponseStoreUsage() }
+        guard data.count <= maximumBytes else {
+            // The newest response does not fit: at least stop serving an older one.
+            remove(entry.key)
+            return ResponseStoreUsage()
+        }
         let id = entry.key.identifier
         let temporary = temporaryPath + "/" + UUID().uuidString
         try writeTemporary(temporary, data)

@@ -47,11 +47,19 @@ enum HTTPDate {
         months.firstIndex(of: text.lowercased()).map { $0 + 1 }
     }
 
+    private static func daysInMonth(_ month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
     private static func make(year: Int, month: Int, day: Int, time: Substring) -> Date? {
         let clock = time.split(separator: ":")
         guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
             (0..<24).contains(hour), (0..<60).contains(minute), (0...60).contains(second),
-            (1...31).contains(day), (1601...9999).contains(year)
+            (1601...9999).contains(year), (1...daysInMonth(month, year: year)).contains(day)
         else { return nil }
         // Days from the civil date (proleptic Gregorian), so no Calendar or time zone is involved.
         let shiftedYear = month <= 2 ? year - 1 : year

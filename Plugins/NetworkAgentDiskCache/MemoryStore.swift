@@ -39,14 +39,17 @@ public final class MemoryStore: ResponseStore {
     }
 
     /// Stores an entry and evicts least recently used ones beyond ``maximumBytes``. An entry larger than
-    /// ``maximumBytes`` is not stored.
+    /// ``maximumBytes`` is not stored; it removes any older entry under its key.
     ///
     /// - Parameter entry: The entry.
     /// - Returns: What was evicted.
     @discardableResult
     public func store(_ entry: CachedEntry) -> ResponseStoreUsage {
         let bytes = entry.approximateByteCount
-        guard bytes <= maximumBytes else { return ResponseStoreUsage() }
+        guard bytes <= maximumBytes else {
+            remove(entry.key)
+            return ResponseStoreUsage()
+        }
         let id = entry.key.identifier
         return index.withLock { index in
             index.insert(id: id, key: entry.key, value: entry, bytes: bytes)

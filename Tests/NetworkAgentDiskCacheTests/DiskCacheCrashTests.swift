@@ -75,7 +75,6 @@ import FoundationNetworking
         defer { directory.remove() }
         var generator = SystemRandomNumberGenerator()
         var servedEntries = 0
-        var interruptedWrites = 0
 
         for round in 0..<Self.rounds {
             // Odd rounds sync every entry (DiskStore.Durability.powerLoss): writes then take long enough that kills
@@ -97,8 +96,9 @@ import FoundationNetworking
             #expect(writer.terminationReason == .uncaughtSignal)
             #expect(writer.terminationStatus == SIGKILL)
 
+            // A kill inside a write leaves its temporary file behind (in about a third of the rounds, mostly the
+            // syncing ones); opening the store removes it.
             let temporary = directory.url.appendingPathComponent("tmp")
-            interruptedWrites += (try? FileManager.default.contentsOfDirectory(atPath: temporary.path).count) ?? 0
 
             // Every few rounds, damage the disk the way a power loss or a bad sector would, on top of the kill.
             var damaged = 0
@@ -129,10 +129,6 @@ import FoundationNetworking
             store.remove(probe.key)
         }
         #expect(servedEntries > 0)
-        // Not asserted (it depends on timing), but reported: how often a kill landed inside a write.
-        print(
-            "crash test: \(interruptedWrites) interrupted writes in \(Self.rounds) rounds, \(servedEntries) entries served"
-        )
 
         // Finally the directory serves a cache over the wire as usual.
         let server = try LoopbackServer { _ in .text("alive", headers: [("Cache-Control", "max-age=60")]) }

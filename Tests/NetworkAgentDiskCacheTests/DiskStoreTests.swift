@@ -39,12 +39,15 @@ import Testing
         #expect(files.count == 3)
     }
 
-    @Test func anEntryLargerThanTheBoundIsNotStored() throws {
+    @Test func anEntryLargerThanTheBoundIsNotStoredAndRemovesTheOlderOne() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try DiskStore(directory: directory.url, maximumBytes: 500)
+        let store = try DiskStore(directory: directory.url, maximumBytes: 1_000)
         try store.store(EntryFactory.entry("/small"))
-        #expect(try store.store(EntryFactory.entry("/big", body: Data(count: 1_000))) == ResponseStoreUsage())
+        try store.store(EntryFactory.entry("/big"))
+        #expect(store.usage.entryCount == 2)
+        #expect(try store.store(EntryFactory.entry("/big", body: Data(count: 2_000))) == ResponseStoreUsage())
+        #expect(try store.entry(for: EntryFactory.key("/big")) == nil)
         #expect(store.usage.entryCount == 1)
     }
 

@@ -34,7 +34,10 @@ import Testing
         #expect(HTTPDate.parse(text) == Date(timeIntervalSince1970: 784_111_777))
     }
 
-    @Test(arguments: ["", "0", "-1", "tomorrow", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT"])
+    @Test(arguments: [
+        "", "0", "-1", "tomorrow", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
+        "Thu, 31 Feb 1994 08:49:37 GMT",
+    ])
     func invalidHttpDatesDoNotParse(_ text: String) {
         #expect(HTTPDate.parse(text) == nil)
     }
