@@ -24,6 +24,15 @@ struct CacheIndex<Value> {
 
     var count: Int { nodes.count }
 
+    init() {}
+
+    /// An empty index with room for `capacity` entries without rehashing.
+    init(minimumCapacity capacity: Int) {
+        nodes.reserveCapacity(capacity)
+        byPrimary.reserveCapacity(capacity)
+        byURL.reserveCapacity(capacity)
+    }
+
     /// Inserts or replaces an entry as the most recently used one.
     ///
     /// - Returns: The generation of the new node.

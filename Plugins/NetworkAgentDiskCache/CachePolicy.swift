@@ -199,7 +199,7 @@ struct CachePolicy: Sendable {
     /// exactly one stored response was validated.
     func notModified(_ headers: [String: String], matches entry: CachedEntry) -> Bool {
         func value(_ name: String) -> String? {
-            headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+            headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
         }
         if let etag = value("ETag") {
             guard let stored = entry.header("ETag") else { return false }
@@ -229,7 +229,7 @@ struct CachePolicy: Sendable {
             }
             merged.setHeader(name, value)
         }
-        if headers.keys.contains(where: { $0.caseInsensitiveCompare("Age") == .orderedSame }) == false {
+        if headers.keys.contains(where: { $0.equalsIgnoringASCIICase("Age") }) == false {
             // The stored Age described the old exchange; the 304 starts a new one.
             merged.setHeader("Age", nil)
         }
@@ -240,7 +240,7 @@ struct CachePolicy: Sendable {
 
     /// Header fields as they are stored: without hop-by-hop fields and without those named by `Connection`.
     static func storableHeaders(_ headers: [String: String], excluding extra: Set<String>) -> [String: String] {
-        let connection = headers.first { $0.key.caseInsensitiveCompare("Connection") == .orderedSame }?.value ?? ""
+        let connection = headers.first { $0.key.equalsIgnoringASCIICase("Connection") }?.value ?? ""
         let named = Set(connection.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
         return headers.filter { name, _ in
             let lowered = name.lowercased()

@@ -55,12 +55,12 @@ public struct CachedEntry: Hashable, Sendable {
     /// - Returns: The value, or `nil` when the response has no such field.
     public func header(_ name: String) -> String? {
         if let exact = headers[name] { return exact }
-        return headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        return headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
     }
 
     /// Sets or, with `nil`, removes a header field, whatever the case of the name already stored.
     mutating func setHeader(_ name: String, _ value: String?) {
-        for existing in headers.keys where existing.caseInsensitiveCompare(name) == .orderedSame {
+        for existing in headers.keys where existing.equalsIgnoringASCIICase(name) {
             headers[existing] = nil
         }
         if let value { headers[name] = value }

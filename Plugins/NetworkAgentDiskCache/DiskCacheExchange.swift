@@ -156,7 +156,7 @@ struct DiskCacheExchange: Sendable {
     func answer(with entry: CachedEntry, status: CacheStatus, now: Date) -> (data: Data, response: URLResponse)? {
         var headers = entry.headers
         let age = max(0, policy.currentAge(of: entry, now: now))
-        for name in headers.keys where name.caseInsensitiveCompare("Age") == .orderedSame { headers[name] = nil }
+        for name in headers.keys where name.equalsIgnoringASCIICase("Age") { headers[name] = nil }
         headers["Age"] = String(Int(min(age, TimeInterval(CacheControl.maximumDeltaSeconds))))
         if let header = plugin.configuration.statusHeader { headers[header] = status.rawValue }
         guard
@@ -171,8 +171,10 @@ struct DiskCacheExchange: Sendable {
     }
 
     /// The 504 an `only-if-cached` request gets when nothing stored may answer it (RFC 9111 §5.2.1.7).
+    ///
+    /// - Parameter reason: Why nothing stored could answer, for the event's `detail`.
     func onlyIfCachedFailure(reason: String) -> (data: Data, response: URLResponse) {
-        state.record("miss", ["method": method, "reason": "only_if_cached"])
+        state.record("miss", ["method": method, "reason": "only_if_cached", "detail": reason])
         var headers = ["Content-Length": "0"]
         if let header = plugin.configuration.statusHeader { headers[header] = CacheStatus.miss.rawValue }
         let url = request.url ?? URL(fileURLWithPath: "/")

@@ -136,7 +136,8 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
             return try await exchange.fetch(fallback: nil)
         }
         let now = configuration.now()
-        switch policy.decide(stored, request: directives, now: now) {
+        let decision = policy.decide(stored, request: directives, now: now)
+        switch decision {
         case .fresh:
             if let answer = exchange.answer(with: stored, status: .hit, now: now) {
                 state.record("hit", ["method": method])
@@ -159,8 +160,10 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         case .fetch:
             break
         }
-        if directives.onlyIfCached { return exchange.onlyIfCachedFailure(reason: "stale") }
-        state.record("miss", ["method": method, "reason": "stale"])
+        // Not usable as is and no validator (or, rarely, Foundation refused to rebuild the stored response).
+        let why = decision == .fetch ? "no_validator" : "unbuildable"
+        if directives.onlyIfCached { return exchange.onlyIfCachedFailure(reason: why) }
+        state.record("miss", ["method": method, "reason": why])
         return try await exchange.fetch(fallback: stored)
     }
 

@@ -18,13 +18,13 @@ import Darwin
 ///   process or another, fails with ``DiskCacheError/Code/directoryLocked``. The kernel releases the lock when the
 ///   process dies, however it dies.
 /// - `entries/<identifier>` — one entry per file, named by ``CacheKey/identifier``, in the format of
-///   `Docs/DiskCache.md` (a checksummed header and body).
+///   `Docs/DiskCache.md` (a checksummed key, metadata and body).
 /// - `tmp/` — entries being written. A write goes to a new file here and becomes visible only by `rename(2)` into
 ///   `entries/`, which is atomic: a reader (or a restart after a crash) sees the old entry or the new one, never a
 ///   mix. Leftovers from a crash are deleted at start.
 ///
-/// At start the index is rebuilt by reading each entry's prefix and header only (never a body): entries whose
-/// header checksum or length does not verify are deleted and counted in ``corruptEntriesDroppedAtOpen``. Every
+/// At start the index is rebuilt by reading each entry's prefix and key only (never its metadata or body): entries
+/// whose key checksum or length does not verify are deleted and counted in ``corruptEntriesDroppedAtOpen``. Every
 /// read verifies the whole entry's checksum before it is served; a corrupt entry is deleted and reported. Lookups
 /// are O(1) in the number of entries. The order of least recent use survives restarts through the files'
 /// modification times, which reads refresh.
@@ -81,7 +81,7 @@ public final class DiskStore: ResponseStore {
     private let state: Mutex<State>
 
     /// Opens (creating if needed) a store in a directory, takes its lock, removes leftovers of interrupted writes
-    /// and rebuilds the index from the entries' headers.
+    /// and rebuilds the index from the entries' keys.
     ///
     /// A directory that cannot be created or written does not throw: the store opens unusable, reports every write
     /// as failed, and the cache degrades to misses. Torn or corrupt entries found are deleted and each emits a
@@ -179,7 +179,7 @@ public final class DiskStore: ResponseStore {
         }
         do {
             let entry = try EntryCodec.decode(data)
-            guard entry.key == key else { throw EntryCodec.Failure.badHeader }
+            guard entry.key == key else { throw EntryCodec.Failure.badKey }
             return entry
         } catch {
             dropFromIndex(id: id, generation: generation, deleteFile: true)
@@ -197,10 +197,7 @@ public final class DiskStore: ResponseStore {
     @discardableResult
     public func store(_ entry: CachedEntry) throws -> ResponseStoreUsage {
         if let unavailableReason { throw DiskCacheError(.unavailable, unavailableReason) }
-        let data: Data
-        do { data = try EntryCodec.encode(entry) } catch {
-            throw DiskCacheError(.io, "cannot encode the entry: \(error)")
-        }
+        let data = EntryCodec.encode(entry)
         guard data.count <= maximumBytes else {
             // The newest response does not fit: at least stop serving an older one.
             remove(entry.key)
@@ -342,7 +339,7 @@ public final class DiskStore: ResponseStore {
         return descriptor
     }
 
-    /// Reads the prefix and header of every entry file; deletes files that do not verify.
+    /// Reads the prefix and key of every entry file; deletes files that do not verify.
     private static func rebuildIndex(_ entriesPath: String) -> (CacheIndex<Void>, dropped: Int) {
         struct Found {
             let id: String
@@ -361,14 +358,14 @@ public final class DiskStore: ResponseStore {
             }
             found.append(Found(id: name, key: key, bytes: bytes, lastUse: lastUse))
         }
-        var index = CacheIndex<Void>()
+        var index = CacheIndex<Void>(minimumCapacity: found.count)
         for item in found.sorted(by: { ($0.lastUse, $0.id) < ($1.lastUse, $1.id) }) {
             index.insert(id: item.id, key: item.key, value: (), bytes: item.bytes)
         }
         return (index, dropped)
     }
 
-    /// The key, file size and modification time of an entry file whose prefix, header and length verify.
+    /// The key, file size and modification time of an entry file whose prefix, key and length verify.
     private static func readHead(_ path: String) -> (CacheKey, Int, Double)? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
@@ -378,19 +375,15 @@ public final class DiskStore: ResponseStore {
             let prefixBytes = FileIO.readRange(descriptor, count: EntryCodec.prefixLength, at: 0),
             let prefix = try? EntryCodec.decodePrefix(prefixBytes),
             Int(status.st_size) == prefix.totalLength,
-            let headerBytes = FileIO.readRange(descriptor, count: prefix.headerLength, at: EntryCodec.prefixLength),
-            let header = try? EntryCodec.decodeHeader(
-                prefixBytes: prefixBytes,
-                prefix: prefix,
-                headerBytes: headerBytes
-            )
+            let keyBytes = FileIO.readRange(descriptor, count: prefix.keyLength, at: EntryCodec.prefixLength),
+            let key = try? EntryCodec.decodeKey(prefixBytes: prefixBytes, prefix: prefix, keyBytes: keyBytes)
         else { return nil }
         #if canImport(Darwin)
         let modified = Double(status.st_mtimespec.tv_sec) + Double(status.st_mtimespec.tv_nsec) / 1e9
         #else
         let modified = Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
         #endif
-        return (header.key, prefix.totalLength, modified)
+        return (key, prefix.totalLength, modified)
     }
 
     private static func emit(_ name: String, _ attributes: [String: String]) {

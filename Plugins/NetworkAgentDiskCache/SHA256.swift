@@ -27,14 +27,22 @@ struct SHA256 {
 
     /// Adds bytes to the message.
     mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        for byte in bytes {
-            pending.append(byte)
-            length &+= 1
-            if pending.count == 64 {
-                compress(pending)
-                pending.removeAll(keepingCapacity: true)
-            }
+        let bytes = Array(bytes)
+        length &+= UInt64(bytes.count)
+        var offset = 0
+        if !pending.isEmpty {
+            let taken = min(64 - pending.count, bytes.count)
+            pending += bytes[0..<taken]
+            offset = taken
+            guard pending.count == 64 else { return }
+            compress(pending[...])
+            pending.removeAll(keepingCapacity: true)
         }
+        while bytes.count - offset >= 64 {
+            compress(bytes[offset..<offset + 64])
+            offset += 64
+        }
+        pending += bytes[offset...]
     }
 
     /// Adds the UTF-8 bytes of a string.
@@ -51,13 +59,9 @@ struct SHA256 {
         for shift in stride(from: 56, through: 0, by: -8) {
             tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
         }
-        for byte in tail {
-            pending.append(byte)
-            if pending.count == 64 {
-                compress(pending)
-                pending.removeAll(keepingCapacity: true)
-            }
-        }
+        let saved = length
+        update(tail)
+        length = saved
         var digest: [UInt8] = []
         digest.reserveCapacity(32)
         for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
@@ -86,10 +90,10 @@ struct SHA256 {
         return String(decoding: characters, as: UTF8.self)
     }
 
-    private mutating func compress(_ block: [UInt8]) {
+    private mutating func compress(_ block: ArraySlice<UInt8>) {
         var words = [UInt32](repeating: 0, count: 64)
         for index in 0..<16 {
-            let base = index * 4
+            let base = block.startIndex + index * 4
             words[index] =
                 UInt32(block[base]) << 24 | UInt32(block[base + 1]) << 16 | UInt32(block[base + 2]) << 8
                 | UInt32(block[base + 3])

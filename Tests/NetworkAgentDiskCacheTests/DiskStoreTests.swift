@@ -24,7 +24,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let body = Data(repeating: 1, count: 1_000)
-        let size = try EntryCodec.encode(EntryFactory.entry("/a", body: body)).count
+        let size = EntryCodec.encode(EntryFactory.entry("/a", body: body)).count
         let store = try DiskStore(directory: directory.url, maximumBytes: size * 3)
         for path in ["/a", "/b", "/c"] { try store.store(EntryFactory.entry(path, body: body)) }
         _ = try store.entry(for: EntryFactory.key("/a"))  // /b is now the least recently used

@@ -11,7 +11,7 @@ import Testing
             body: Data((0..<1_000).map { UInt8($0 % 256) }),
             headers: ["ETag": "\"x\""]
         )
-        let data = try EntryCodec.encode(entry)
+        let data = EntryCodec.encode(entry)
         #expect(Array(data.prefix(4)) == Array("NACE".utf8))
         #expect(try EntryCodec.decode(data) == entry)
         let prefix = try EntryCodec.decodePrefix(data)
@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func everyFlippedByteIsDetected() throws {
-        let data = try EntryCodec.encode(EntryFactory.entry("/flip", body: Data("0123456789".utf8)))
+        let data = EntryCodec.encode(EntryFactory.entry("/flip", body: Data("0123456789".utf8)))
         for index in data.indices {
             var damaged = data
             damaged[index] ^= 0x20
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func everyTruncationIsDetected() throws {
-        let data = try EntryCodec.encode(EntryFactory.entry("/cut"))
+        let data = EntryCodec.encode(EntryFactory.entry("/cut"))
         for length in 0..<data.count {
             #expect(throws: EntryCodec.Failure.self, "length \(length)") { try EntryCodec.decode(data.prefix(length)) }
         }
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func anotherFormatVersionIsRefused() throws {
-        var data = try EntryCodec.encode(EntryFactory.entry("/v"))
+        var data = EntryCodec.encode(EntryFactory.entry("/v"))
         data[4] = 2
         #expect(throws: EntryCodec.Failure.unsupportedVersion) { try EntryCodec.decode(data) }
     }
