@@ -75,18 +75,6 @@ public struct CacheKey: Hashable, Sendable {
         )
     }
 
-    /// The same resource and user with a different set of varying headers.
-    func varying(on names: [String], request: URLRequest) -> CacheKey {
-        let names = Self.normalizedVaryNames(names)
-        return CacheKey(
-            method: method,
-            url: url,
-            credential: credential,
-            varyNames: names,
-            variant: Self.variantDigest(of: request, names: names)
-        )
-    }
-
     /// The header names listed in `Vary` field values, lowercased, deduplicated and sorted (`*` kept).
     static func varyNames(fromField value: String?) -> [String] {
         guard let value else { return [] }

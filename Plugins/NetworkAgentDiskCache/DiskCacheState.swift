@@ -39,7 +39,4 @@ final class DiskCacheState: Sendable {
     func endRefresh(_ id: String) {
         refreshing.withLock { _ = $0.remove(id) }
     }
-
-    /// The number of background refreshes running.
-    var refreshesInFlight: Int { refreshing.withLock { $0.count } }
 }

@@ -14,9 +14,6 @@ import Darwin
 /// exactly when a file is synced, that a temporary file is created exclusively in the same directory tree as its
 /// final name, and that a rename is the one step that makes an entry visible.
 enum FileIO {
-    /// The last system error number.
-    static var lastError: Int32 { errno }
-
     /// A message for an `errno` value, e.g. `No space left on device (errno 28)`.
     static func describe(_ code: Int32) -> String {
         "\(String(cString: strerror(code))) (errno \(code))"
