@@ -9,6 +9,7 @@ let plugins: [(name: String, dependencies: [Target.Dependency])] = [
     (name: "NetworkAgentAuth", dependencies: []),
     (name: "NetworkAgentTokenRefresh", dependencies: [.target(name: "NetworkAgentAuth")]),
     (name: "NetworkAgentGzip", dependencies: ["CZlib"]),
+    (name: "NetworkAgentDiskCache", dependencies: []),
 ]
 
 // MARK: - Core Library
@@ -70,6 +71,12 @@ targets += [
     .testTarget(
         name: "NetworkAgentInteropTests",
         dependencies: ["NetworkAgent", "NetworkAgentTestServer"] + plugins.map { .target(name: $0.name) }
+    ),
+    // Writes cache entries in a loop until killed: the child process of the disk cache's crash test. Not a product.
+    .executableTarget(
+        name: "DiskCacheCrashWriter",
+        dependencies: ["NetworkAgentDiskCache"],
+        path: "Tests/DiskCacheCrashWriter"
     ),
 ]
 

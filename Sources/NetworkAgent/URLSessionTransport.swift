@@ -155,13 +155,18 @@ public final class URLSessionTransport: HTTPTransport {
         return session.dataTask(with: sent)
     }
 
-    /// Cancels `task` at `deadline`, marking it timed out.
-    private func startTimer(for task: URLSessionTask, deadline: ContinuousClock.Instant) -> Task<Void, any Error> {
-        Task { [delegate] in
-            try await Task.sleep(until: deadline, clock: .continuous)
+    /// Cancels `task` at `deadline`, marking it timed out. The timer runs on a Dispatch queue, not on the Swift
+    /// concurrency pool, so a deadline fires even while an app keeps every pool thread busy.
+    private func startTimer(for task: URLSessionTask, deadline: ContinuousClock.Instant) -> DispatchWorkItem {
+        let timer = DispatchWorkItem { [delegate] in
             delegate.markTimedOut(task.taskIdentifier)
             task.cancel()
         }
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        let nanoseconds =
+            Int(remaining.components.seconds) * 1_000_000_000 + Int(remaining.components.attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds)), execute: timer)
+        return timer
     }
 
     /// Runs `body` (which registers the task and resumes it) so that cancelling the calling task cancels `task`.

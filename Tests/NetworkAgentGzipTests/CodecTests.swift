@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgentGzip
+import NetworkAgentTestServer
 import Testing
 
 // Serialized so that the peak-memory checks (bomb, big round trip) are not disturbed by this suite's other tests.
@@ -124,21 +125,21 @@ struct CodecTests {
     // MARK: - gzip CLI interop
 
     @Test("gzip -c output decodes", .enabled(if: Shell.hasGzip))
-    func decodesGzipCLI() throws {
+    func decodesGzipCLI() async throws {
         let data = Sample.json(count: 1_000_000)
         let file = try TemporaryFile(data)
-        let compressed = try Shell.run(["gzip", "-c", "-6", file.path])
+        let compressed = try await Shell.run(["gzip", "-c", "-6", file.path])
         #expect(Inflater.isCompressed(compressed) == .gzip)
         #expect(try Inflater.decompress(compressed, format: .gzip) == data)
         #expect(try Inflater.decompress(compressed) == data)
     }
 
     @Test("gzip -d decodes our output", .enabled(if: Shell.hasGzip), arguments: [1, 6, 9])
-    func gzipCLIDecodesOurs(level: Int) throws {
+    func gzipCLIDecodesOurs(level: Int) async throws {
         let data = Sample.json(count: 1_000_000)
         let file = try TemporaryFile(Deflater.compress(data, format: .gzip, level: level))
-        #expect(try Shell.run(["gzip", "-d", "-c", file.path]) == data)
-        _ = try Shell.run(["gzip", "-t", file.path])
+        #expect(try await Shell.run(["gzip", "-d", "-c", file.path]) == data)
+        _ = try await Shell.run(["gzip", "-t", file.path])
     }
 
     // MARK: - Detection
@@ -182,7 +183,7 @@ struct CodecTests {
     // MARK: - Concatenated members
 
     @Test("concatenated gzip members decode to the concatenation")
-    func concatenatedMembers() throws {
+    func concatenatedMembers() async throws {
         let parts = [Sample.json(count: 70_000), Data(), Sample.json(count: 1_234, seed: 3), Data("tail".utf8)]
         var stream = Data()
         for (index, part) in parts.enumerated() {
@@ -190,7 +191,7 @@ struct CodecTests {
         }
         if Shell.hasGzip {
             let file = try TemporaryFile(Data("from the CLI\n".utf8))
-            stream += try Shell.run(["gzip", "-c", file.path])
+            stream += try await Shell.run(["gzip", "-c", file.path])
         }
         let expected = parts.reduce(Data(), +) + (Shell.hasGzip ? Data("from the CLI\n".utf8) : Data())
 
@@ -610,19 +611,12 @@ enum Shell {
     }
 
     /// Runs a command found on PATH and returns its standard output; throws on a non-zero exit.
-    static func run(_ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+    static func run(_ arguments: [String]) async throws -> Data {
+        let result = try await ChildProcess.run(arguments[0], Array(arguments.dropFirst()))
+        guard result.status == 0 else {
+            throw Failure(description: "\(arguments.joined(separator: " ")) exited with \(result.status)")
         }
-        return output
+        return result.outputData
     }
 }
 

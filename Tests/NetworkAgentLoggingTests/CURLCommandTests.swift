@@ -91,7 +91,7 @@ import FoundationNetworking
     }
 
     @Test(.enabled(if: curlPath != nil, "needs the curl executable"))
-    func theCommandReproducesTheRequest() throws {
+    func theCommandReproducesTheRequest() async throws {
         let server = try LoopbackServer { _ in .text("") }
         let body = "it's a \"body\"\nwith $(no) expansion \\ and 'quotes'"
         let url = server.baseURL.absoluteString + "/p?x=a%20b"
@@ -101,12 +101,11 @@ import FoundationNetworking
             headers: ["Content-Type": "text/plain", "X-Quote": "it's \"here\" $HOME"],
             body: Data(body.utf8)
         )
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", curlCommand(for: request, redaction: nil) + " --silent --output /dev/null"]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let result = try await ChildProcess.run(
+            "/bin/sh",
+            ["-c", curlCommand(for: request, redaction: nil) + " --silent --output /dev/null"]
+        )
+        #expect(result.status == 0)
         let received = try #require(server.requests.first)
         #expect(received.method == "POST")
         #expect(received.target == "/p?x=a%20b")
@@ -115,7 +114,7 @@ import FoundationNetworking
     }
 
     @Test(.enabled(if: curlPath != nil, "needs the curl executable"))
-    func aBinaryBodyIsSentFromTheFile() throws {
+    func aBinaryBodyIsSentFromTheFile() async throws {
         let server = try LoopbackServer { _ in .text("") }
         let body = Data([0x00, 0x01, 0xfe, 0xff, 0x0a, 0x27])
         let request = try request(server.baseURL.absoluteString + "/b", method: "PUT", body: body)
@@ -123,13 +122,11 @@ import FoundationNetworking
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try body.write(to: directory.appendingPathComponent("body.bin"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.currentDirectoryURL = directory
-        process.arguments = ["-c", curlCommand(for: request) + " --silent --output /dev/null"]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let result = try await ChildProcess.run(
+            "/bin/sh",
+            ["-c", "cd '\(directory.path)' && " + curlCommand(for: request) + " --silent --output /dev/null"]
+        )
+        #expect(result.status == 0)
         #expect(server.requests.first?.body == body)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAgentTestServer
 import Testing
 
 /// Type-checks the Swift snippets of README.md and Docs/*.md against the built modules, so the docs cannot rot.
@@ -84,7 +85,7 @@ import Testing
     }
 
     @Test(arguments: allSnippets)
-    func snippetTypeChecks(_ snippet: Snippet) throws {
+    func snippetTypeChecks(_ snippet: Snippet) async throws {
         let modules = try Self.modulesDirectory()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("snippet-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -92,18 +93,13 @@ import Testing
         let source = directory.appendingPathComponent("main.swift")
         try snippet.code.write(to: source, atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "swiftc", "-typecheck", "-swift-version", "6", "-I", modules.path,
-            "-I", Self.packageRoot.appendingPathComponent("Sources/CZlib").path, source.path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let diagnostics = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(snippet) does not compile:\n\(diagnostics)")
+        let result = try await ChildProcess.run(
+            "swiftc",
+            [
+                "-typecheck", "-swift-version", "6", "-I", modules.path,
+                "-I", Self.packageRoot.appendingPathComponent("Sources/CZlib").path, source.path,
+            ]
+        )
+        #expect(result.status == 0, "\(snippet) does not compile:\n\(result.output)\(result.error)")
     }
 }

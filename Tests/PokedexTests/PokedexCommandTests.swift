@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAgentTestServer
 import PokedexCore
 import Testing
 
@@ -13,45 +14,28 @@ struct PokedexRun {
             .appendingPathComponent("pokedex")
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> PokedexRun {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env.merge(environment) { $1 }
-        process.environment = env
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return PokedexRun(
-            status: process.terminationStatus,
-            output: String(decoding: outData, as: UTF8.self),
-            error: String(decoding: errData, as: UTF8.self)
-        )
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> PokedexRun {
+        let result = try await ChildProcess.run(executable.path, arguments, environment: environment)
+        return PokedexRun(status: result.status, output: result.output, error: result.error)
     }
 }
 
 @Suite struct PokedexCommandTests {
     let cache = FileManager.default.temporaryDirectory.appendingPathComponent("pokedex-tests-\(UUID().uuidString)")
 
-    func run(_ arguments: [String]) throws -> PokedexRun {
-        try PokedexRun.run(["--cache-dir", cache.path] + arguments)
+    func run(_ arguments: [String]) async throws -> PokedexRun {
+        try await PokedexRun.run(["--cache-dir", cache.path] + arguments)
     }
 
-    @Test func listPrintsTheFirstThree() throws {
-        let run = try run(["list", "--limit", "3"])
+    @Test func listPrintsTheFirstThree() async throws {
+        let run = try await run(["list", "--limit", "3"])
         #expect(run.status == 0)
         let names = run.output.split(separator: "\n").prefix(3).map { $0.split(separator: " ").last.map(String.init) }
         #expect(names == ["bulbasaur", "ivysaur", "venusaur"])
     }
 
-    @Test func showPikachu() throws {
-        let run = try run(["show", "pikachu"])
+    @Test func showPikachu() async throws {
+        let run = try await run(["show", "pikachu"])
         #expect(run.status == 0, "\(run.error)")
         #expect(run.output.contains("electric"))
         #expect(run.output.contains("Mouse Pokémon"))
@@ -60,21 +44,21 @@ struct PokedexRun {
         #expect(!run.output.contains("\u{1B}["), "no colours when stdout is not a terminal")
     }
 
-    @Test func showById() throws {
-        let run = try run(["show", "150"])
+    @Test func showById() async throws {
+        let run = try await run(["show", "150"])
         #expect(run.status == 0)
         #expect(run.output.contains("#150 Mewtwo"))
     }
 
-    @Test func typeFireShowsWaterAmongDoubleDamageFrom() throws {
-        let run = try run(["type", "fire"])
+    @Test func typeFireShowsWaterAmongDoubleDamageFrom() async throws {
+        let run = try await run(["type", "fire"])
         #expect(run.status == 0)
         let line = try #require(run.output.split(separator: "\n").first { $0.contains("double damage from") })
         #expect(line.contains("water"))
     }
 
-    @Test func unknownNameExitsNonZeroWithOneClearLine() throws {
-        let run = try run(["show", "missingno"])
+    @Test func unknownNameExitsNonZeroWithOneClearLine() async throws {
+        let run = try await run(["show", "missingno"])
         #expect(run.status == 1)
         #expect(run.output.isEmpty)
         #expect(run.error == "pokedex: no pokemon named \"missingno\"\n")
@@ -83,39 +67,39 @@ struct PokedexRun {
     @Test(arguments: [
         ["--bogus", "list"], ["list", "--limit", "zero"], ["fly"], [], ["--base-url", "ftp://x", "list"],
     ])
-    func badCommandLinesExitWithUsageErrors(arguments: [String]) throws {
-        let run = try run(arguments)
+    func badCommandLinesExitWithUsageErrors(arguments: [String]) async throws {
+        let run = try await run(arguments)
         #expect(run.status == 2)
         #expect(run.error.hasPrefix("pokedex: "))
         #expect(run.error.split(separator: "\n").count == 1)
     }
 
-    @Test func unreachableServerIsOneClearLine() throws {
-        let run = try run(["--base-url", "http://127.0.0.1:1/api/v2", "show", "pikachu"])
+    @Test func unreachableServerIsOneClearLine() async throws {
+        let run = try await run(["--base-url", "http://127.0.0.1:1/api/v2", "show", "pikachu"])
         #expect(run.status == 1)
         #expect(run.error.hasPrefix("pokedex: cannot reach the Pokédex server"))
     }
 
-    @Test func searchFindsNamesBeyondGenerationOne() throws {
-        let run = try run(["search", "chu"])
+    @Test func searchFindsNamesBeyondGenerationOne() async throws {
+        let run = try await run(["search", "chu"])
         #expect(run.status == 0)
         #expect(run.output.contains("#25 pikachu"))
         #expect(run.output.contains("#172 pichu"))
     }
 
-    @Test func jsonOutput() throws {
-        let run = try run(["--json", "show", "bulbasaur"])
+    @Test func jsonOutput() async throws {
+        let run = try await run(["--json", "show", "bulbasaur"])
         let object = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
         #expect(object?["name"] as? String == "bulbasaur")
     }
 
-    @Test func helpAndVersion() throws {
-        #expect(try run(["--help"]).output.contains("usage: pokedex"))
-        #expect(try run(["--version"]).output.hasPrefix("pokedex 1.0.0"))
+    @Test func helpAndVersion() async throws {
+        #expect(try await run(["--help"]).output.contains("usage: pokedex"))
+        #expect(try await run(["--version"]).output.hasPrefix("pokedex 1.0.0"))
     }
 
-    @Test func authModeWorksThroughTokenExpiry() throws {
-        let run = try run(["--verbose", "--auth", "--token-lifetime", "0.1", "sync"])
+    @Test func authModeWorksThroughTokenExpiry() async throws {
+        let run = try await run(["--verbose", "--auth", "--token-lifetime", "0.1", "sync"])
         #expect(run.status == 0, "\(run.error.suffix(500))")
         #expect(run.output.contains("synced 302 of 302"))
         let refreshes = run.error.split(separator: "\n").filter { $0.contains("token_refresh.refresh_succeeded") }
@@ -123,8 +107,8 @@ struct PokedexRun {
         #expect(!run.error.contains("Bearer "), "the log never shows a token")
     }
 
-    @Test func verboseLogsEachRequestToStandardError() throws {
-        let run = try run(["--verbose", "show", "25"])
+    @Test func verboseLogsEachRequestToStandardError() async throws {
+        let run = try await run(["--verbose", "show", "25"])
         #expect(run.status == 0)
         #expect(run.error.contains("--> GET http://127.0.0.1:"))
         #expect(run.error.contains("<-- 200 GET"))

@@ -1,0 +1,155 @@
+import Foundation
+
+/// The directives of a `Cache-Control` header field (RFC 9111 §5.2), request or response.
+///
+/// Names are case-insensitive; a value is a token or a quoted string (commas inside quotes do not split). The first
+/// occurrence of a repeated directive wins (§4.2.1). A delta-seconds value that is not a non-negative integer is
+/// kept as ``Seconds/invalid``, which the policy treats as the most restrictive reading; values past 2^31 are
+/// clamped to 2^31 (§1.2.2).
+struct CacheControl: Equatable, Sendable {
+    /// A delta-seconds argument.
+    enum Seconds: Equatable, Sendable {
+        /// A valid value, clamped to 2^31.
+        case value(Int)
+        /// Present, but not a non-negative integer.
+        case invalid
+
+        /// The value, or `invalid` read as 0 (the most restrictive reading for every directive that uses it).
+        var seconds: Int {
+            if case .value(let seconds) = self { return seconds }
+            return 0
+        }
+    }
+
+    /// The largest delta-seconds value a cache must handle (RFC 9111 §1.2.2).
+    static let maximumDeltaSeconds = 2_147_483_648
+
+    /// `no-store` (§5.2.1.5, §5.2.2.5).
+    var noStore = false
+    /// `no-cache` (§5.2.1.4); in a response also the qualified form `no-cache="field"`, which this cache treats as
+    /// unqualified, as §5.2.2.4 allows.
+    var noCache = false
+    /// `must-revalidate` (§5.2.2.2).
+    var mustRevalidate = false
+    /// `must-understand` (§5.2.2.3).
+    var mustUnderstand = false
+    /// `public` (§5.2.2.9).
+    var isPublic = false
+    /// `private` (§5.2.2.7), meaningful to shared caches only; a private cache stores such responses.
+    var isPrivate = false
+    /// `immutable` (RFC 8246): no revalidation on reload while fresh.
+    var immutable = false
+    /// `only-if-cached` (§5.2.1.7).
+    var onlyIfCached = false
+    /// `max-age` (§5.2.1.1, §5.2.2.1).
+    var maxAge: Seconds?
+    /// `max-stale` (§5.2.1.2); without a value any staleness is acceptable, kept as 2^31 seconds.
+    var maxStale: Seconds?
+    /// `min-fresh` (§5.2.1.3).
+    var minFresh: Seconds?
+    /// `stale-while-revalidate` (RFC 5861 §3).
+    var staleWhileRevalidate: Seconds?
+    /// `stale-if-error` (RFC 5861 §4), request or response.
+    var staleIfError: Seconds?
+
+    init() {}
+
+    /// Parses a field value; unknown directives are ignored (§5.2.3).
+    init(_ value: String?) {
+        guard let value else { return }
+        var seen = Set<String>()
+        for (name, argument) in Self.directives(in: value) where seen.insert(name).inserted {
+            switch name {
+            case "no-store": noStore = true
+            case "no-cache": noCache = true
+            case "must-revalidate": mustRevalidate = true
+            case "must-understand": mustUnderstand = true
+            case "public": isPublic = true
+            case "private": isPrivate = true
+            case "immutable": immutable = true
+            case "only-if-cached": onlyIfCached = true
+            case "max-age": maxAge = Self.seconds(argument)
+            case "max-stale": maxStale = argument.map { Self.seconds($0) } ?? .value(Self.maximumDeltaSeconds)
+            case "min-fresh": minFresh = Self.seconds(argument)
+            case "stale-while-revalidate": staleWhileRevalidate = Self.seconds(argument)
+            case "stale-if-error": staleIfError = Self.seconds(argument)
+            default: break
+            }
+        }
+    }
+
+    /// The request's directives: `Cache-Control`, or `Pragma: no-cache` when there is no `Cache-Control`
+    /// (RFC 9111 §5.4).
+    init(requestCacheControl: String?, pragma: String?) {
+        self.init(requestCacheControl)
+        if requestCacheControl == nil, let pragma,
+            Self.directives(in: pragma).contains(where: { $0.name == "no-cache" })
+        {
+            noCache = true
+        }
+    }
+
+    /// A delta-seconds header value such as `Age` (RFC 9111 §5.1): `nil` when absent or not a non-negative integer.
+    static func deltaSeconds(_ text: String?) -> Int? {
+        guard let text else { return nil }
+        if case .value(let seconds) = seconds(text.trimmingCharacters(in: .whitespaces)) { return seconds }
+        return nil
+    }
+
+    private static func seconds(_ argument: String?) -> Seconds {
+        guard let argument, !argument.isEmpty, argument.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            return .invalid
+        }
+        // Long digit strings overflow Int: anything with more than 10 digits is past 2^31 anyway.
+        guard argument.utf8.count <= 10, let value = Int(argument) else { return .value(maximumDeltaSeconds) }
+        return .value(min(value, maximumDeltaSeconds))
+    }
+
+    /// Splits a field value into lowercased directive names and their unquoted arguments.
+    static func directives(in value: String) -> [(name: String, argument: String?)] {
+        var result: [(name: String, argument: String?)] = []
+        var characters = value.makeIterator()
+        var name = ""
+        var argument: String?
+        var inQuotes = false
+        var escaped = false
+
+        func flush() {
+            let trimmedName = name.trimmingCharacters(in: .whitespaces).lowercased()
+            if !trimmedName.isEmpty {
+                let trimmedArgument = argument.map { $0.trimmingCharacters(in: .whitespaces) }
+                result.append((trimmedName, trimmedArgument))
+            }
+            name = ""
+            argument = nil
+        }
+
+        while let character = characters.next() {
+            if inQuotes {
+                if escaped {
+                    argument?.append(character)
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    inQuotes = false
+                } else {
+                    argument?.append(character)
+                }
+                continue
+            }
+            switch character {
+            case ",":
+                flush()
+            case "=" where argument == nil:
+                argument = ""
+            case "\"" where argument != nil:
+                inQuotes = true
+            default:
+                if argument != nil { argument?.append(character) } else { name.append(character) }
+            }
+        }
+        flush()
+        return result
+    }
+}

@@ -1,0 +1,105 @@
+/// The in-memory index of a store: entries by identifier in least-recently-used order, with their sizes, and the
+/// lookups the cache needs — by primary key (the variants of one resource for one user) and by URL (everything an
+/// unsafe request invalidates). Every operation is O(1) in the number of entries (per variant or URL entry for
+/// the secondary lookups). Not thread-safe: stores keep it in a `Locked`.
+struct CacheIndex<Value> {
+    struct Node {
+        let key: CacheKey
+        var value: Value
+        var bytes: Int
+        /// Bumped on every write of the identifier, so a stale reader does not remove a newer entry.
+        var generation: UInt64
+        fileprivate var newer: String?
+        fileprivate var older: String?
+    }
+
+    private(set) var nodes: [String: Node] = [:]
+    private var newest: String?
+    private var oldest: String?
+    private var byPrimary: [String: Set<String>] = [:]
+    private var byURL: [String: Set<String>] = [:]
+    private var nextGeneration: UInt64 = 1
+    /// The sum of the sizes of all entries.
+    private(set) var totalBytes = 0
+
+    var count: Int { nodes.count }
+
+    init() {}
+
+    /// An empty index with room for `capacity` entries without rehashing.
+    init(minimumCapacity capacity: Int) {
+        nodes.reserveCapacity(capacity)
+        byPrimary.reserveCapacity(capacity)
+        byURL.reserveCapacity(capacity)
+    }
+
+    /// Inserts or replaces an entry as the most recently used one.
+    ///
+    /// - Returns: The generation of the new node.
+    @discardableResult
+    mutating func insert(id: String, key: CacheKey, value: Value, bytes: Int) -> UInt64 {
+        remove(id: id)
+        let generation = nextGeneration
+        nextGeneration += 1
+        nodes[id] = Node(key: key, value: value, bytes: bytes, generation: generation, newer: nil, older: newest)
+        if let newest { nodes[newest]?.newer = id }
+        newest = id
+        if oldest == nil { oldest = id }
+        byPrimary[key.primary, default: []].insert(id)
+        byURL[key.url, default: []].insert(id)
+        totalBytes += bytes
+        return generation
+    }
+
+    /// Marks an entry as the most recently used one.
+    mutating func touch(id: String) {
+        guard newest != id, let node = nodes[id] else { return }
+        unlink(id: id, node: node)
+        nodes[id]?.older = newest
+        nodes[id]?.newer = nil
+        if let newest { nodes[newest]?.newer = id }
+        newest = id
+        if oldest == nil { oldest = id }
+    }
+
+    /// Removes an entry.
+    ///
+    /// - Returns: The removed node, if there was one.
+    @discardableResult
+    mutating func remove(id: String) -> Node? {
+        guard let node = nodes[id] else { return nil }
+        unlink(id: id, node: node)
+        nodes[id] = nil
+        totalBytes -= node.bytes
+        byPrimary[node.key.primary]?.remove(id)
+        if byPrimary[node.key.primary]?.isEmpty == true { byPrimary[node.key.primary] = nil }
+        byURL[node.key.url]?.remove(id)
+        if byURL[node.key.url]?.isEmpty == true { byURL[node.key.url] = nil }
+        return node
+    }
+
+    /// The least recently used entry's identifier.
+    var oldestID: String? { oldest }
+
+    /// The identifiers of every variant filed under a primary key.
+    func ids(primary: String) -> Set<String> { byPrimary[primary] ?? [] }
+
+    /// The identifiers of every entry for a normalised URL, whatever the method, user or variant.
+    func ids(url: String) -> Set<String> { byURL[url] ?? [] }
+
+    /// Every identifier, least recently used first (O(n), for tests and diagnostics).
+    var idsFromOldest: [String] {
+        var result: [String] = []
+        var cursor = oldest
+        while let id = cursor {
+            result.append(id)
+            cursor = nodes[id]?.newer
+        }
+        return result
+    }
+
+    private mutating func unlink(id: String, node: Node) {
+        if let newer = node.newer { nodes[newer]?.older = node.older } else { newest = node.older }
+        if let older = node.older { nodes[older]?.newer = node.newer } else { oldest = node.newer }
+    }
+}

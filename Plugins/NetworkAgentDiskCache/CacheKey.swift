@@ -1,0 +1,136 @@
+import Foundation
+import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a stored response is filed under: the request method, the normalised URL, a fingerprint of the request's
+/// credentials and the values of the request headers the response varies on (RFC 9111 §2, §4.1).
+///
+/// - The **primary key** (``primary``) is the method, the URL and the credential fingerprint. The URL is normalised
+///   (lowercase scheme and host, no default port, no fragment, `/` for an empty path); the query is kept as sent,
+///   since the core already orders query keys deterministically and reordering could merge distinct resources.
+/// - The **credential fingerprint** is a SHA-256 of the `Authorization`, `Proxy-Authorization` and `Cookie`
+///   values, so two users of one app never share an entry, and the credential itself is never written to disk.
+/// - The **variant** is a SHA-256 of the values, in the request, of the headers named by the response's `Vary`
+///   (names lowercased and sorted; values with whitespace around commas removed; an absent header differs from
+///   an empty one). Hashing keeps varied credentials (`Vary: Cookie`) off the disk as well.
+public struct CacheKey: Hashable, Sendable {
+    /// The request method, uppercased: `GET` or `HEAD`.
+    public let method: String
+    /// The normalised URL.
+    public let url: String
+    /// Hex SHA-256 of the request's credentials, or empty for a request without any.
+    public let credential: String
+    /// The lowercased, sorted header names the response varies on; empty when it has no `Vary`.
+    public let varyNames: [String]
+    /// Hex SHA-256 of the request's values of ``varyNames``; empty when ``varyNames`` is.
+    public let variant: String
+
+    /// The header fields whose values make up the credential fingerprint.
+    public static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
+
+    /// The method, URL and credential fingerprint: every variant of one resource for one user shares it.
+    public var primary: String {
+        credential.isEmpty ? "\(method) \(url)" : "\(method) \(url) #\(credential)"
+    }
+
+    /// A stable identifier of this exact entry (primary key and variant), 64 hex digits; a disk store's file name.
+    public var identifier: String {
+        SHA256.hex(primary + "\n" + variant)
+    }
+
+    /// Creates a key from its parts, as read back from storage.
+    ///
+    /// - Parameters:
+    ///   - method: The request method.
+    ///   - url: The normalised URL.
+    ///   - credential: The credential fingerprint, or empty.
+    ///   - varyNames: The lowercased, sorted varying header names.
+    ///   - variant: The digest of the varying header values, or empty.
+    public init(method: String, url: String, credential: String, varyNames: [String], variant: String) {
+        self.method = method
+        self.url = url
+        self.credential = credential
+        self.varyNames = varyNames
+        self.variant = variant
+    }
+
+    /// The key of a request's entry, given the header names a stored response varies on.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - varyNames: The header names the response varies on (any case, any order); empty for none.
+    /// - Returns: The key, or `nil` when the request has no absolute http(s) URL.
+    public init?(request: URLRequest, varyNames: [String] = []) {
+        guard let url = request.url, let normalized = Self.normalizedURL(url) else { return nil }
+        let names = Self.normalizedVaryNames(varyNames)
+        self.init(
+            method: (request.httpMethod ?? "GET").uppercased(),
+            url: normalized,
+            credential: Self.credentialFingerprint(of: request),
+            varyNames: names,
+            variant: Self.variantDigest(of: request, names: names)
+        )
+    }
+
+    /// The header names listed in `Vary` field values, lowercased, deduplicated and sorted (`*` kept).
+    static func varyNames(fromField value: String?) -> [String] {
+        guard let value else { return [] }
+        return normalizedVaryNames(value.split(separator: ",").map(String.init))
+    }
+
+    private static func normalizedVaryNames(_ names: [String]) -> [String] {
+        Array(Set(names.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }))
+            .sorted()
+    }
+
+    /// A URL in the form keys use: lowercase scheme and host, no default port, no fragment, `/` for no path.
+    ///
+    /// - Parameter url: An absolute URL.
+    /// - Returns: The normalised text, or `nil` for anything but an absolute http(s) URL.
+    static func normalizedURL(_ url: URL) -> String? {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = components.host, !host.isEmpty
+        else { return nil }
+        components.scheme = scheme
+        components.host = host.lowercased()
+        if (scheme == "http" && components.port == 80) || (scheme == "https" && components.port == 443) {
+            components.port = nil
+        }
+        components.fragment = nil
+        components.user = nil
+        components.password = nil
+        if components.percentEncodedPath.isEmpty { components.percentEncodedPath = "/" }
+        return components.string
+    }
+
+    private static func credentialFingerprint(of request: URLRequest) -> String {
+        let values = credentialHeaders.map { request.value(forHTTPHeaderField: $0) }
+        guard values.contains(where: { $0 != nil }) else { return "" }
+        var hasher = SHA256()
+        hasher.update("networkagent.cache.credential.v1\n")
+        for (name, value) in zip(credentialHeaders, values) {
+            hasher.update(value.map { "\(name.lowercased()):\($0)\n" } ?? "\(name.lowercased())\u{0}\n")
+        }
+        return SHA256.hexString(hasher.finalize())
+    }
+
+    private static func variantDigest(of request: URLRequest, names: [String]) -> String {
+        guard !names.isEmpty else { return "" }
+        var hasher = SHA256()
+        hasher.update("networkagent.cache.vary.v1\n")
+        for name in names {
+            if let value = request.value(forHTTPHeaderField: name) {
+                let normalized = value.split(separator: ",", omittingEmptySubsequences: false)
+                    .map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ",")
+                hasher.update("\(name):\(normalized)\n")
+            } else {
+                hasher.update("\(name)\u{0}\n")
+            }
+        }
+        return SHA256.hexString(hasher.finalize())
+    }
+}

@@ -1,0 +1,256 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The rules of RFC 9111 for a private cache, as pure functions of a stored response, a request's directives and
+/// the current time: whether a response may be stored (§3), how long it stays fresh (§4.2.1, §4.2.2), how old it
+/// is (§4.2.3), and whether it may answer a request as is, stale, or only after validation (§4, §4.2.4, §4.3).
+struct CachePolicy: Sendable {
+    /// What to do with a stored response for one request.
+    enum Decision: Equatable, Sendable {
+        /// Fresh enough for the request: answer with it, no network (§4.2).
+        case fresh
+        /// Stale, but the request accepts it (`max-stale`, §5.2.1.2): answer with it, no network.
+        case staleAccepted
+        /// Stale within the response's `stale-while-revalidate` window (RFC 5861 §3): answer with it and refresh
+        /// it in the background.
+        case staleWhileRevalidate
+        /// Not usable as is, but it has a validator: send a conditional request (§4.3.1).
+        case validate
+        /// Not usable and cannot be validated: send the request as is.
+        case fetch
+    }
+
+    /// Status codes that are heuristically cacheable (RFC 9110 §15.1), minus 206: this cache does not combine
+    /// partial content.
+    static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+
+    /// Status codes whose caching semantics this cache implements, for `must-understand` (RFC 9111 §5.2.2.3).
+    static let understoodStatusCodes: Set<Int> = heuristicallyCacheableStatusCodes.union([302, 303, 307])
+
+    /// Server errors after which a stale response may be served under `stale-if-error` (RFC 5861 §4).
+    static let staleIfErrorStatusCodes: Set<Int> = [500, 502, 503, 504]
+
+    /// Header fields never stored or merged (RFC 9111 §3.1: hop-by-hop and proxy fields).
+    static let unstorableHeaders: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "proxy-authenticate",
+        "proxy-authentication-info", "proxy-authorization",
+    ]
+
+    /// Header fields a 304 does not update (§3.2): the stored body is the transport's decoded body, so its length
+    /// and content coding must stay those of the first response.
+    static let headersNotUpdatedBy304: Set<String> = ["content-length", "content-encoding", "content-range"]
+
+    /// The fraction of the time since `Last-Modified` used as a heuristic lifetime (§4.2.2 suggests 10 %).
+    var heuristicFraction: Double
+    /// The longest heuristic lifetime.
+    var maximumHeuristicLifetime: TimeInterval
+    /// A `stale-if-error` window applied to every response that does not forbid stale answers; 0 for none.
+    var offlineFallback: TimeInterval
+
+    // MARK: Storing (§3)
+
+    /// Whether a response to a request may be stored at all (RFC 9111 §3, for a private cache).
+    ///
+    /// - Parameters:
+    ///   - method: The request method.
+    ///   - request: The request's directives.
+    ///   - entry: The response, as it would be stored.
+    /// - Returns: Whether storing it is allowed.
+    func mayStore(method: String, request: CacheControl, entry: CachedEntry) -> Bool {
+        guard method == "GET" || method == "HEAD" else { return false }
+        let status = entry.statusCode
+        guard status >= 200, status != 206, status != 304 else { return false }
+        let response = CacheControl(entry.header("Cache-Control"))
+        if request.noStore { return false }
+        if response.mustUnderstand {
+            // §5.2.2.3: a cache that understands the status code ignores no-store; one that does not, stores nothing.
+            guard Self.understoodStatusCodes.contains(status) else { return false }
+        } else if response.noStore {
+            return false
+        }
+        if entry.key.varyNames.contains("*") { return false }
+        return response.isPublic || response.isPrivate || entry.header("Expires") != nil || response.maxAge != nil
+            || Self.heuristicallyCacheableStatusCodes.contains(status)
+    }
+
+    /// Whether a storable response is worth storing: it can answer a later request directly, after validation, or
+    /// as a stale fallback. A response that is stale at once, has no validator and may never be served stale is
+    /// not written (it would only cost disk traffic).
+    func isWorthStoring(_ entry: CachedEntry) -> Bool {
+        let response = CacheControl(entry.header("Cache-Control"))
+        if hasValidator(entry) { return true }
+        if response.noCache { return false }
+        if freshnessLifetime(of: entry) > 0 { return true }
+        if response.mustRevalidate { return false }
+        return offlineFallback > 0 || (response.staleIfError?.seconds ?? 0) > 0
+            || (response.staleWhileRevalidate?.seconds ?? 0) > 0
+    }
+
+    // MARK: Freshness (§4.2)
+
+    /// The freshness lifetime (RFC 9111 §4.2.1): `max-age`, else `Expires` minus `Date`, else the heuristic of
+    /// §4.2.2 (a fraction of the time since `Last-Modified`, for heuristically cacheable or `public` responses).
+    /// `s-maxage` is for shared caches and ignored. An invalid `max-age` or `Expires` means already expired.
+    func freshnessLifetime(of entry: CachedEntry) -> TimeInterval {
+        let response = CacheControl(entry.header("Cache-Control"))
+        if let maxAge = response.maxAge { return TimeInterval(maxAge.seconds) }
+        let date = dateValue(of: entry)
+        if let expires = entry.header("Expires") {
+            guard let expiry = HTTPDate.parse(expires) else { return 0 }
+            return max(0, expiry.timeIntervalSince(date))
+        }
+        guard Self.heuristicallyCacheableStatusCodes.contains(entry.statusCode) || response.isPublic,
+            let lastModifiedText = entry.header("Last-Modified"), let lastModified = HTTPDate.parse(lastModifiedText)
+        else { return 0 }
+        let sinceModified = max(0, date.timeIntervalSince(lastModified))
+        return min(maximumHeuristicLifetime, sinceModified * heuristicFraction)
+    }
+
+    /// The current age (RFC 9111 §4.2.3), from the `Age` and `Date` fields and the request and response times.
+    func currentAge(of entry: CachedEntry, now: Date) -> TimeInterval {
+        let ageValue = TimeInterval(CacheControl.deltaSeconds(entry.header("Age")) ?? 0)
+        let dateValue = dateValue(of: entry)
+        let apparentAge = max(0, entry.responseDate.timeIntervalSince(dateValue))
+        let responseDelay = max(0, entry.responseDate.timeIntervalSince(entry.requestDate))
+        let correctedAgeValue = ageValue + responseDelay
+        let correctedInitialAge = max(apparentAge, correctedAgeValue)
+        let residentTime = max(0, now.timeIntervalSince(entry.responseDate))
+        return correctedInitialAge + residentTime
+    }
+
+    /// The `Date` field, or the response time when it is missing or invalid (§4.2.3, RFC 9110 §6.6.1).
+    private func dateValue(of entry: CachedEntry) -> Date {
+        entry.header("Date").flatMap(HTTPDate.parse) ?? entry.responseDate
+    }
+
+    // MARK: Using a stored response (§4)
+
+    /// What to do with a stored response for a request with the given directives.
+    ///
+    /// - Fresh, and acceptable to the request's `max-age`, `min-fresh` and `no-cache`: ``Decision/fresh``. A fresh
+    ///   `immutable` response (RFC 8246) ignores the reload signals `no-cache` and `max-age`.
+    /// - A response with `no-cache` is always validated (§5.2.2.4).
+    /// - Stale: served if the request's `max-stale` allows (§5.2.1.2), or within `stale-while-revalidate`,
+    ///   unless `must-revalidate` (§5.2.2.2) or the request's `no-cache` forbids it (§4.2.4).
+    /// - Otherwise validated when it has an `ETag` or `Last-Modified`, else fetched again.
+    ///
+    /// A request `max-age=0` always validates: it is how clients ask for a reload, and ages below a second are
+    /// not meaningful to compare.
+    func decide(_ entry: CachedEntry, request: CacheControl, now: Date) -> Decision {
+        let response = CacheControl(entry.header("Cache-Control"))
+        let unusable: Decision = hasValidator(entry) ? .validate : .fetch
+        if response.noCache { return unusable }
+        let age = currentAge(of: entry, now: now)
+        let lifetime = freshnessLifetime(of: entry)
+        let remaining = lifetime - age
+        let meetsMinFresh = request.minFresh.map { remaining >= TimeInterval($0.seconds) } ?? true
+        let meetsMaxAge = request.maxAge.map { $0.seconds > 0 && age <= TimeInterval($0.seconds) } ?? true
+        if remaining > 0 {
+            if response.immutable && meetsMinFresh { return .fresh }
+            if !request.noCache && meetsMinFresh && meetsMaxAge { return .fresh }
+            return unusable
+        }
+        let staleness = -remaining
+        if response.mustRevalidate || request.noCache || !meetsMaxAge { return unusable }
+        if let maxStale = request.maxStale, staleness <= TimeInterval(maxStale.seconds) { return .staleAccepted }
+        if let window = response.staleWhileRevalidate, staleness <= TimeInterval(window.seconds) {
+            return .staleWhileRevalidate
+        }
+        return unusable
+    }
+
+    /// Whether a stored response may answer when the network fails or the origin answers 500, 502, 503 or 504:
+    /// within the largest of the response's and the request's `stale-if-error` (RFC 5861 §4) and the offline
+    /// fallback window, and never for `no-cache` or `must-revalidate` responses (RFC 9111 §4.2.4).
+    func mayServeOnError(_ entry: CachedEntry, request: CacheControl, now: Date) -> Bool {
+        let response = CacheControl(entry.header("Cache-Control"))
+        if response.noCache || response.mustRevalidate { return false }
+        let windows =
+            [response.staleIfError?.seconds, request.staleIfError?.seconds].compactMap { $0 }
+            .map(TimeInterval.init) + (offlineFallback > 0 ? [offlineFallback] : [])
+        guard let window = windows.max() else { return false }
+        let staleness = currentAge(of: entry, now: now) - freshnessLifetime(of: entry)
+        return staleness <= window
+    }
+
+    // MARK: Validation (§4.3)
+
+    /// Whether the response carries a validator: an `ETag` or a `Last-Modified` date.
+    func hasValidator(_ entry: CachedEntry) -> Bool {
+        entry.header("ETag") != nil || entry.header("Last-Modified") != nil
+    }
+
+    /// The request with `If-None-Match` and `If-Modified-Since` from the stored validators (§4.3.1). The values
+    /// are sent exactly as received, as RFC 9110 §13.1.3 recommends for `Last-Modified`.
+    func conditionalRequest(_ request: URLRequest, for entry: CachedEntry) -> URLRequest {
+        var conditional = request
+        if let etag = entry.header("ETag") { conditional.setValue(etag, forHTTPHeaderField: "If-None-Match") }
+        if let lastModified = entry.header("Last-Modified") {
+            conditional.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since")
+        }
+        return conditional
+    }
+
+    /// Whether a 304 applies to the stored response that was validated (§4.3.4): its `ETag` matches (weak
+    /// comparison), or failing an `ETag` its `Last-Modified` does; a 304 with no validator at all applies, since
+    /// exactly one stored response was validated.
+    func notModified(_ headers: [String: String], matches entry: CachedEntry) -> Bool {
+        func value(_ name: String) -> String? {
+            headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
+        }
+        if let etag = value("ETag") {
+            guard let stored = entry.header("ETag") else { return false }
+            return Self.opaqueTag(etag) == Self.opaqueTag(stored)
+        }
+        if let lastModified = value("Last-Modified") {
+            guard let stored = entry.header("Last-Modified") else { return false }
+            return HTTPDate.parse(lastModified) == HTTPDate.parse(stored)
+        }
+        return true
+    }
+
+    /// The stored response updated with a 304's header fields (§3.2, §4.3.4) and the new exchange's times.
+    func merging(
+        _ headers: [String: String],
+        into entry: CachedEntry,
+        requestDate: Date,
+        responseDate: Date
+    )
+        -> CachedEntry
+    {
+        var merged = entry
+        for (name, value) in headers {
+            let lowered = name.lowercased()
+            guard !Self.unstorableHeaders.contains(lowered), !Self.headersNotUpdatedBy304.contains(lowered) else {
+                continue
+            }
+            merged.setHeader(name, value)
+        }
+        if headers.keys.contains(where: { $0.equalsIgnoringASCIICase("Age") }) == false {
+            // The stored Age described the old exchange; the 304 starts a new one.
+            merged.setHeader("Age", nil)
+        }
+        merged.requestDate = requestDate
+        merged.responseDate = responseDate
+        return merged
+    }
+
+    /// Header fields as they are stored: without hop-by-hop fields and without those named by `Connection`.
+    static func storableHeaders(_ headers: [String: String], excluding extra: Set<String>) -> [String: String] {
+        let connection = headers.first { $0.key.equalsIgnoringASCIICase("Connection") }?.value ?? ""
+        let named = Set(connection.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        return headers.filter { name, _ in
+            let lowered = name.lowercased()
+            return !unstorableHeaders.contains(lowered) && !named.contains(lowered) && !extra.contains(lowered)
+        }
+    }
+
+    /// An entity tag without its weakness prefix, for the weak comparison of RFC 9110 §8.8.3.2.
+    private static func opaqueTag(_ tag: String) -> String {
+        let trimmed = tag.trimmingCharacters(in: .whitespaces)
+        return trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a ``DiskCachePlugin`` answered a request, as carried by the ``DiskCachePlugin/defaultStatusHeader``
+/// response header (`X-NetworkAgent-Cache: hit`).
+public enum CacheStatus: String, Sendable, Hashable, CaseIterable {
+    /// A fresh stored response; the network was not used.
+    case hit
+    /// A stored response the origin confirmed with a 304; the body came from the cache.
+    case revalidated
+    /// A stale stored response: the request accepted it (`max-stale`), it is being refreshed in the background
+    /// (`stale-while-revalidate`), or the network failed (`stale-if-error`, offline fallback).
+    case stale
+    /// A response from the network (stored or not), or the 504 of an `only-if-cached` request with nothing stored.
+    case miss
+
+    /// Reads the status a cache put on a response.
+    ///
+    /// - Parameters:
+    ///   - response: A response from a provider whose chain has a ``DiskCachePlugin``.
+    ///   - header: The header the plugin was configured with; defaults to ``DiskCachePlugin/defaultStatusHeader``.
+    /// - Returns: The status, or `nil` when the response does not carry one (the cache did not handle the request:
+    ///   an unsafe method, a range or conditional request of the caller's own).
+    public init?(response: URLResponse, header: String = DiskCachePlugin.defaultStatusHeader) {
+        guard let value = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: header) else { return nil }
+        self.init(rawValue: value)
+    }
+}

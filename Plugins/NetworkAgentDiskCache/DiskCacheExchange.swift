@@ -1,0 +1,237 @@
+import Foundation
+import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One cacheable request going through a ``DiskCachePlugin``: sending it, validating a stored response, storing
+/// the answer and building the responses the caller sees.
+struct DiskCacheExchange: Sendable {
+    let plugin: DiskCachePlugin
+    let request: URLRequest
+    let method: String
+    let directives: CacheControl
+    let next: NetworkAgentExchange
+
+    private var policy: CachePolicy { plugin.policy }
+    private var state: DiskCacheState { plugin.state }
+    private func now() -> Date { plugin.configuration.now() }
+
+    // MARK: Network
+
+    /// Sends the request as is and stores a storable answer. With a `fallback`, a network failure or a 5xx may be
+    /// answered with it under `stale-if-error`.
+    func fetch(fallback: CachedEntry?) async throws -> (data: Data, response: URLResponse) {
+        let requestDate = now()
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await next(request)
+        } catch {
+            if let fallback, let answer = staleAnswerOnError(fallback, error: error) { return answer }
+            throw error
+        }
+        let responseDate = now()
+        guard let http = response as? HTTPURLResponse else { return (data, response) }
+        if let fallback, let answer = staleAnswerOnServerError(fallback, status: http.statusCode) { return answer }
+        save(data: data, response: http, requestDate: requestDate, responseDate: responseDate)
+        return (data, annotate(http, status: .miss))
+    }
+
+    /// Sends a conditional request for a stored response; merges a matching 304 into it (RFC 9111 §4.3.3, §4.3.4),
+    /// stores a full answer instead, or falls back to the stored response on errors where allowed.
+    func validate(_ stored: CachedEntry) async throws -> (data: Data, response: URLResponse) {
+        let requestDate = now()
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await next(policy.conditionalRequest(request, for: stored))
+        } catch {
+            if let answer = staleAnswerOnError(stored, error: error) { return answer }
+            throw error
+        }
+        let responseDate = now()
+        guard let http = response as? HTTPURLResponse else { return (data, response) }
+        if http.statusCode == 304 {
+            let headers = Self.headerFields(of: http)
+            guard policy.notModified(headers, matches: stored) else {
+                // The 304 is about another representation: ask again without conditions (§4.3.4, last paragraph).
+                state.record("miss", ["method": method, "reason": "validator_mismatch"])
+                return try await fetch(fallback: stored)
+            }
+            let merged = policy.merging(headers, into: stored, requestDate: requestDate, responseDate: responseDate)
+            state.record("revalidated", ["method": method])
+            if policy.mayStore(method: method, request: directives, entry: merged) {
+                write(merged)
+            } else {
+                plugin.store.remove(stored.key)
+            }
+            if let answer = answer(with: merged, status: .revalidated, now: responseDate) { return answer }
+            return (data, annotate(http, status: .miss))
+        }
+        if let answer = staleAnswerOnServerError(stored, status: http.statusCode) { return answer }
+        state.record("miss", ["method": method, "reason": "modified"])
+        save(data: data, response: http, requestDate: requestDate, responseDate: responseDate)
+        return (data, annotate(http, status: .miss))
+    }
+
+    /// Revalidates a stored response in an unstructured task, unless a refresh of the same entry is running
+    /// (RFC 5861 §3: at most one background refresh per entry). The task inherits the caller's event observers.
+    func refreshInBackground(_ stored: CachedEntry) {
+        let id = stored.key.identifier
+        guard state.beginRefresh(id) else { return }
+        // The caller already has its answer: the refresh carries no request directives of its own.
+        let refresh = DiskCacheExchange(
+            plugin: plugin,
+            request: request,
+            method: method,
+            directives: CacheControl(),
+            next: next
+        )
+        Task {
+            defer { refresh.state.endRefresh(id) }
+            do {
+                _ = try await refresh.validate(stored)
+            } catch {
+                refresh.state.record("error", ["reason": "refresh_failed", "method": refresh.method])
+            }
+        }
+    }
+
+    // MARK: Storing
+
+    /// Stores a response if RFC 9111 §3 allows and it is worth it; otherwise removes the stored variant it replaces.
+    private func save(data: Data, response: HTTPURLResponse, requestDate: Date, responseDate: Date) {
+        let headers = Self.headerFields(of: response)
+        let varyNames = CacheKey.varyNames(fromField: response.value(forHTTPHeaderField: "Vary"))
+        guard let key = CacheKey(request: request, varyNames: varyNames), let url = response.url ?? request.url else {
+            return
+        }
+        let excluded = Set([plugin.configuration.statusHeader?.lowercased()].compactMap { $0 })
+        let entry = CachedEntry(
+            key: key,
+            responseURL: url,
+            statusCode: response.statusCode,
+            headers: CachePolicy.storableHeaders(headers, excluding: excluded),
+            body: method == "HEAD" ? Data() : data,
+            requestDate: requestDate,
+            responseDate: responseDate
+        )
+        guard policy.mayStore(method: method, request: directives, entry: entry), policy.isWorthStoring(entry),
+            entry.body.count <= plugin.configuration.maximumEntryBytes
+        else {
+            // The origin's latest (non-error) word on this resource is not storable: stop serving an older one.
+            // A server error leaves the stored response alone, for stale-if-error.
+            if !directives.noStore && response.statusCode < 500 { plugin.store.remove(key) }
+            return
+        }
+        // Variants filed under other Vary names come from an earlier configuration of the origin (§4.1).
+        for variant in plugin.store.variants(forPrimaryKey: key.primary) where variant.varyNames != key.varyNames {
+            plugin.store.remove(variant)
+        }
+        write(entry)
+    }
+
+    private func write(_ entry: CachedEntry) {
+        do {
+            let evicted = try plugin.store.store(entry)
+            state.record("stored", ["method": method, "status": "\(entry.statusCode)", "bytes": "\(entry.body.count)"])
+            if evicted.entryCount > 0 {
+                state.record(
+                    "evicted",
+                    ["count": "\(evicted.entryCount)", "bytes": "\(evicted.totalBytes)"],
+                    count: evicted.entryCount
+                )
+            }
+        } catch {
+            plugin.recordError(error, phase: "write")
+        }
+    }
+
+    // MARK: Answers
+
+    /// A stored response as the caller sees it: its status, header fields and body, an `Age` (RFC 9111 §5.1) and
+    /// the status header; `nil` if Foundation refuses to build the response.
+    func answer(with entry: CachedEntry, status: CacheStatus, now: Date) -> (data: Data, response: URLResponse)? {
+        var headers = entry.headers
+        let age = max(0, policy.currentAge(of: entry, now: now))
+        for name in headers.keys where name.equalsIgnoringASCIICase("Age") { headers[name] = nil }
+        headers["Age"] = String(Int(min(age, TimeInterval(CacheControl.maximumDeltaSeconds))))
+        if let header = plugin.configuration.statusHeader { headers[header] = status.rawValue }
+        guard
+            let response = HTTPURLResponse(
+                url: entry.responseURL,
+                statusCode: entry.statusCode,
+                httpVersion: "HTTP/1.1",
+                headerFields: headers
+            )
+        else { return nil }
+        return (method == "HEAD" ? Data() : entry.body, response)
+    }
+
+    /// The 504 an `only-if-cached` request gets when nothing stored may answer it (RFC 9111 §5.2.1.7).
+    ///
+    /// - Parameter reason: Why nothing stored could answer, for the event's `detail`.
+    func onlyIfCachedFailure(reason: String) -> (data: Data, response: URLResponse) {
+        state.record("miss", ["method": method, "reason": "only_if_cached", "detail": reason])
+        var headers = ["Content-Length": "0"]
+        if let header = plugin.configuration.statusHeader { headers[header] = CacheStatus.miss.rawValue }
+        let url = request.url ?? URL(fileURLWithPath: "/")
+        let response =
+            HTTPURLResponse(url: url, statusCode: 504, httpVersion: "HTTP/1.1", headerFields: headers)
+            ?? URLResponse(url: url, mimeType: nil, expectedContentLength: 0, textEncodingName: nil)
+        return (Data(), response)
+    }
+
+    /// A network response with the status header added.
+    private func annotate(_ response: HTTPURLResponse, status: CacheStatus) -> URLResponse {
+        guard let header = plugin.configuration.statusHeader, let url = response.url else { return response }
+        var headers = Self.headerFields(of: response)
+        headers[header] = status.rawValue
+        return HTTPURLResponse(
+            url: url,
+            statusCode: response.statusCode,
+            httpVersion: "HTTP/1.1",
+            headerFields: headers
+        )
+            ?? response
+    }
+
+    private func staleAnswerOnError(_ stored: CachedEntry, error: any Error) -> (data: Data, response: URLResponse)? {
+        guard let failure = error as? NetworkAgentError, failure.code == .transport || failure.code == .timedOut else {
+            return nil
+        }
+        return staleAnswer(stored, reason: "stale_if_error", detail: failure.code.description)
+    }
+
+    private func staleAnswerOnServerError(_ stored: CachedEntry, status: Int) -> (data: Data, response: URLResponse)? {
+        guard CachePolicy.staleIfErrorStatusCodes.contains(status) else { return nil }
+        return staleAnswer(stored, reason: "stale_if_error", detail: "\(status)")
+    }
+
+    private func staleAnswer(
+        _ stored: CachedEntry,
+        reason: String,
+        detail: String
+    )
+        -> (data: Data, response: URLResponse)?
+    {
+        let now = now()
+        guard policy.mayServeOnError(stored, request: directives, now: now),
+            let answer = answer(with: stored, status: .stale, now: now)
+        else { return nil }
+        state.record("stale", ["method": method, "reason": reason, "error": detail])
+        return answer
+    }
+
+    /// A response's header fields as strings.
+    static func headerFields(of response: HTTPURLResponse) -> [String: String] {
+        var fields: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            guard let name = name as? String else { continue }
+            fields[name] = value as? String ?? "\(value)"
+        }
+        return fields
+    }
+}

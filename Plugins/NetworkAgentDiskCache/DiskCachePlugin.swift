@@ -1,0 +1,258 @@
+import Foundation
+import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A private HTTP cache (RFC 9111) in the plugin chain: fresh responses are answered without the network, stale ones
+/// are revalidated with `If-None-Match`/`If-Modified-Since`, and stored responses can stand in when the network
+/// fails.
+///
+/// ```swift
+/// let provider = NetworkAgentProvider<Api>(plugins: [.validate(), try .diskCache()])
+/// ```
+///
+/// Register it innermost (last), so that a cached answer skips the network but not the plugins around it, which
+/// see every answer; its `intercept` answers hits without calling `next`. What it does, with the RFC sections, is in
+/// `Docs/DiskCache.md`; in short:
+///
+/// - stores responses to `GET` and `HEAD` that RFC 9111 §3 allows and that can be used later;
+/// - answers fresh ones at once (``CacheStatus/hit``), revalidates stale ones (a 304 is merged into the stored
+///   response, §4.3.4, and the caller gets the stored status and body: ``CacheStatus/revalidated``);
+/// - honours the request directives `no-cache`, `no-store`, `max-age`, `max-stale`, `min-fresh` and
+///   `only-if-cached` (a 504 when nothing usable is stored) and the response's `stale-while-revalidate` (answer
+///   stale, refresh once in the background) and `stale-if-error` (and ``Configuration/offlineFallback``);
+/// - files variants by the request headers named in `Vary` and never serves `Vary: *`;
+/// - keys entries by a fingerprint of the request's credentials, so one user never gets another's response;
+/// - removes the entries of a URL (and of its `Location` and `Content-Location`) after a successful unsafe request.
+///
+/// Each answer carries ``Configuration/statusHeader`` (`X-NetworkAgent-Cache: hit|revalidated|stale|miss`; read it
+/// with ``CacheStatus/init(response:header:)``) and, when it comes from the store, an `Age`. Requests with their own
+/// `Range` or conditional headers pass through untouched. Storage failures never fail a request: they become
+/// misses and `cache.error` events.
+///
+/// Events (source `cache`): `hit`, `miss` (`reason`), `stale` (`reason`), `revalidated`, `stored` (`bytes`),
+/// `evicted` (`count`, `bytes`), `invalidated` (`count`), `error` (`reason`); ``stats`` counts the same.
+public struct DiskCachePlugin: NetworkAgentPlugin {
+    /// The ``NetworkAgentEvent/source`` of the plugin's events: `cache`.
+    public static let eventSource = "cache"
+    /// The default response header telling how the cache answered: `X-NetworkAgent-Cache`.
+    public static let defaultStatusHeader = "X-NetworkAgent-Cache"
+    /// Methods that do not invalidate stored responses (RFC 9110 §9.2.1 safe methods).
+    static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
+    /// Request headers with which the caller takes over validation or asks for part of a resource: such requests
+    /// bypass the cache.
+    static let bypassHeaders = [
+        "Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range",
+    ]
+
+    /// Where responses are kept.
+    public let store: any ResponseStore
+    /// How the plugin behaves.
+    public let configuration: Configuration
+    let policy: CachePolicy
+    let state = DiskCacheState()
+
+    /// Creates a cache on a given store.
+    ///
+    /// - Parameters:
+    ///   - store: Where responses are kept: a ``DiskStore``, a ``MemoryStore`` or your own.
+    ///   - configuration: How the plugin behaves.
+    public init(store: any ResponseStore, configuration: Configuration = Configuration()) {
+        self.store = store
+        self.configuration = configuration
+        self.policy = configuration.policy
+    }
+
+    /// Creates a cache on a ``DiskStore`` in a directory.
+    ///
+    /// - Parameters:
+    ///   - directory: The store's directory. Defaults to ``DiskStore/defaultDirectory``.
+    ///   - maximumBytes: The store's bound. Defaults to ``DiskStore/defaultMaximumBytes``.
+    ///   - durability: What a completed write survives. Defaults to ``DiskStore/Durability/processCrash``.
+    ///   - configuration: How the plugin behaves.
+    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another store uses the
+    ///   directory. An unusable directory does not throw: the cache then misses and reports `cache.error` events.
+    public init(
+        directory: URL = DiskStore.defaultDirectory,
+        maximumBytes: Int = DiskStore.defaultMaximumBytes,
+        durability: DiskStore.Durability = .processCrash,
+        configuration: Configuration = Configuration()
+    ) throws(DiskCacheError) {
+        let store = try DiskStore(directory: directory, maximumBytes: maximumBytes, durability: durability)
+        self.init(store: store, configuration: configuration)
+    }
+
+    /// What the plugin has done so far and what its store holds.
+    public var stats: DiskCacheStats {
+        var stats = state.stats
+        let usage = store.usage
+        stats.entryCount = usage.entryCount
+        stats.totalBytes = usage.totalBytes
+        return stats
+    }
+
+    /// Answers `GET` and `HEAD` requests from the store where RFC 9111 allows, otherwise sends them and stores the
+    /// answer; after a successful unsafe request, removes the stored responses it invalidates.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - endpoint: The endpoint the call was made with.
+    ///   - next: The rest of the exchange; not called for a fresh hit or an `only-if-cached` request.
+    /// - Returns: The body and response, from the store or the network, with the status header.
+    /// - Throws: What `next` throws, unless a stored response may stand in for the failure.
+    public func intercept(
+        _ request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        next: NetworkAgentExchange
+    ) async throws -> (data: Data, response: URLResponse) {
+        let method = (request.httpMethod ?? "GET").uppercased()
+        guard method == "GET" || method == "HEAD" else {
+            let result = try await next(request)
+            if !Self.safeMethods.contains(method) { invalidate(after: request, response: result.response) }
+            return result
+        }
+        guard !Self.bypassHeaders.contains(where: { request.value(forHTTPHeaderField: $0) != nil }),
+            let key = CacheKey(request: request)
+        else {
+            return try await next(request)
+        }
+        let directives = CacheControl(
+            requestCacheControl: request.value(forHTTPHeaderField: "Cache-Control"),
+            pragma: request.value(forHTTPHeaderField: "Pragma")
+        )
+        let exchange = DiskCacheExchange(
+            plugin: self,
+            request: request,
+            method: method,
+            directives: directives,
+            next: next
+        )
+        let (stored, reason) = lookup(key, request: request)
+        guard let stored else {
+            if directives.onlyIfCached { return exchange.onlyIfCachedFailure(reason: reason) }
+            state.record("miss", ["method": method, "reason": reason])
+            return try await exchange.fetch(fallback: nil)
+        }
+        let now = configuration.now()
+        let decision = policy.decide(stored, request: directives, now: now)
+        switch decision {
+        case .fresh:
+            if let answer = exchange.answer(with: stored, status: .hit, now: now) {
+                state.record("hit", ["method": method])
+                return answer
+            }
+        case .staleAccepted:
+            if let answer = exchange.answer(with: stored, status: .stale, now: now) {
+                state.record("stale", ["method": method, "reason": "max_stale"])
+                return answer
+            }
+        case .staleWhileRevalidate:
+            if let answer = exchange.answer(with: stored, status: .stale, now: now) {
+                state.record("stale", ["method": method, "reason": "stale_while_revalidate"])
+                exchange.refreshInBackground(stored)
+                return answer
+            }
+        case .validate:
+            if directives.onlyIfCached { return exchange.onlyIfCachedFailure(reason: "needs_validation") }
+            return try await exchange.validate(stored)
+        case .fetch:
+            break
+        }
+        // Not usable as is and no validator (or, rarely, Foundation refused to rebuild the stored response).
+        let why = decision == .fetch ? "no_validator" : "unbuildable"
+        if directives.onlyIfCached { return exchange.onlyIfCachedFailure(reason: why) }
+        state.record("miss", ["method": method, "reason": why])
+        return try await exchange.fetch(fallback: stored)
+    }
+
+    /// The stored variant that matches the request, and if there is none, why (`not_stored`, `vary_mismatch`,
+    /// `error`).
+    private func lookup(_ key: CacheKey, request: URLRequest) -> (CachedEntry?, reason: String) {
+        let variants = store.variants(forPrimaryKey: key.primary)
+        guard !variants.isEmpty else { return (nil, "not_stored") }
+        for variant in variants where !variant.varyNames.contains("*") {
+            let candidate = variant.varyNames.isEmpty ? key : CacheKey(request: request, varyNames: variant.varyNames)
+            guard candidate == variant else { continue }
+            do {
+                guard let entry = try store.entry(for: variant) else { return (nil, "not_stored") }
+                return (entry, "")
+            } catch {
+                recordError(error)
+                return (nil, "error")
+            }
+        }
+        return (nil, "vary_mismatch")
+    }
+
+    /// Removes the stored responses an unsafe request with a non-error answer invalidates (RFC 9111 §4.4): its
+    /// URL's, and those of `Location` and `Content-Location` when they are on the same origin.
+    private func invalidate(after request: URLRequest, response: URLResponse) {
+        guard let http = response as? HTTPURLResponse, (200..<400).contains(http.statusCode), let url = request.url
+        else { return }
+        var targets = [url]
+        for name in ["Location", "Content-Location"] {
+            guard let value = http.value(forHTTPHeaderField: name),
+                let target = URL(string: value, relativeTo: url)?.absoluteURL,
+                target.scheme?.lowercased() == url.scheme?.lowercased(),
+                target.host?.lowercased() == url.host?.lowercased(), target.port == url.port
+            else { continue }
+            targets.append(target)
+        }
+        let removed = Set(targets.compactMap(CacheKey.normalizedURL)).reduce(0) { $0 + store.removeEntries(forURL: $1) }
+        if removed > 0 {
+            state.record(
+                "invalidated",
+                ["method": (request.httpMethod ?? "").uppercased(), "count": "\(removed)"],
+                count: removed
+            )
+        }
+    }
+
+    /// Reports a storage failure as a `cache.error` event.
+    func recordError(_ error: any Error, phase: String? = nil) {
+        var attributes = ["reason": (error as? DiskCacheError)?.code.description ?? "store_failed"]
+        if let phase { attributes["phase"] = phase }
+        state.record("error", attributes)
+    }
+}
+
+extension NetworkAgentPlugin where Self == DiskCachePlugin {
+    /// A private HTTP cache on a ``DiskStore``.
+    ///
+    /// - Parameters:
+    ///   - directory: The store's directory. Defaults to ``DiskStore/defaultDirectory``.
+    ///   - maximumBytes: The store's bound. Defaults to ``DiskStore/defaultMaximumBytes``.
+    ///   - durability: What a completed write survives. Defaults to ``DiskStore/Durability/processCrash``.
+    ///   - configuration: How the plugin behaves.
+    /// - Returns: A ``DiskCachePlugin``.
+    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another store uses the
+    ///   directory.
+    public static func diskCache(
+        directory: URL = DiskStore.defaultDirectory,
+        maximumBytes: Int = DiskStore.defaultMaximumBytes,
+        durability: DiskStore.Durability = .processCrash,
+        configuration: DiskCachePlugin.Configuration = DiskCachePlugin.Configuration()
+    ) throws(DiskCacheError) -> DiskCachePlugin {
+        try DiskCachePlugin(
+            directory: directory,
+            maximumBytes: maximumBytes,
+            durability: durability,
+            configuration: configuration
+        )
+    }
+
+    /// A private HTTP cache on a store of your choice, e.g. a ``MemoryStore``.
+    ///
+    /// - Parameters:
+    ///   - store: Where responses are kept.
+    ///   - configuration: How the plugin behaves.
+    /// - Returns: A ``DiskCachePlugin``.
+    public static func cache(
+        store: any ResponseStore,
+        configuration: DiskCachePlugin.Configuration = DiskCachePlugin.Configuration()
+    ) -> DiskCachePlugin {
+        DiskCachePlugin(store: store, configuration: configuration)
+    }
+}

@@ -1,0 +1,41 @@
+import NetworkAgent
+
+/// The mutable part of a ``DiskCachePlugin``, shared by its copies: the counters behind ``DiskCacheStats`` and the
+/// keys being refreshed in the background.
+final class DiskCacheState: Sendable {
+    private let counters = Locked(DiskCacheStats())
+    private let refreshing = Locked(Set<String>())
+
+    /// Counts an event and emits it with source `cache`.
+    func record(_ name: String, _ attributes: [String: String] = [:], count: Int = 1) {
+        counters.withLock { stats in
+            switch name {
+            case "hit": stats.hits += count
+            case "miss": stats.misses += count
+            case "stale": stats.staleServed += count
+            case "revalidated": stats.revalidated += count
+            case "stored": stats.stored += count
+            case "evicted": stats.evicted += count
+            case "invalidated": stats.invalidated += count
+            case "error": stats.errors += count
+            default: break
+            }
+        }
+        NetworkAgentEvents.emit(
+            NetworkAgentEvent(source: DiskCachePlugin.eventSource, name: name, attributes: attributes)
+        )
+    }
+
+    /// The counters so far.
+    var stats: DiskCacheStats { counters.withLock { $0 } }
+
+    /// Claims the background refresh of an entry; `false` when one is already running.
+    func beginRefresh(_ id: String) -> Bool {
+        refreshing.withLock { $0.insert(id).inserted }
+    }
+
+    /// Releases the claim of ``beginRefresh(_:)``.
+    func endRefresh(_ id: String) {
+        refreshing.withLock { _ = $0.remove(id) }
+    }
+}

@@ -1,0 +1,393 @@
+import Foundation
+import NetworkAgent
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The default ``ResponseStore``: one file per entry in a directory, bounded in bytes with least-recently-used
+/// eviction, safe against a crash at any moment.
+///
+/// Layout of ``directory``:
+/// - `lock` — held with `flock(LOCK_EX)` for the store's lifetime; a second store on the same directory, in this
+///   process or another, fails with ``DiskCacheError/Code/directoryLocked``. The kernel releases the lock when the
+///   process dies, however it dies.
+/// - `entries/<identifier>` — one entry per file, named by ``CacheKey/identifier``, in the format of
+///   `Docs/DiskCache.md` (a checksummed key, metadata and body).
+/// - `tmp/` — entries being written. A write goes to a new file here and becomes visible only by `rename(2)` into
+///   `entries/`, which is atomic: a reader (or a restart after a crash) sees the old entry or the new one, never a
+///   mix. Leftovers from a crash are deleted at start.
+///
+/// At start the index is rebuilt by reading each entry's prefix and key only (never its metadata or body): entries
+/// whose key checksum or length does not verify are deleted and counted in ``corruptEntriesDroppedAtOpen``. Every
+/// read verifies the whole entry's checksum before it is served; a corrupt entry is deleted and reported. Lookups
+/// are O(1) in the number of entries. The order of least recent use survives restarts through the files'
+/// modification times, which reads refresh.
+///
+/// Durability: with ``Durability/processCrash`` (the default) nothing is synced — an entry written before a process
+/// crash is there afterwards, because the kernel holds the written pages; after a power loss an entry may be
+/// missing or torn, and the checksums drop torn ones. ``Durability/powerLoss`` syncs every entry and the directory
+/// before the write returns, for caches that an app relies on offline, at about a millisecond per write.
+///
+/// Failures after creation never throw out of a request: an unwritable or vanished directory or a full disk makes
+/// writes fail with ``DiskCacheError/Code/io`` (the plugin reports it as an event and carries on), and a missing
+/// directory is created again on the next write.
+public final class DiskStore: ResponseStore {
+    /// What a completed write survives.
+    public enum Durability: Sendable, Hashable {
+        /// A crash or kill of the process: written entries are complete and visible afterwards. No `fsync`.
+        case processCrash
+        /// A power loss or kernel crash as well: each entry file and the directory are synced before a write
+        /// returns (about 1 ms per write on an SSD).
+        case powerLoss
+    }
+
+    /// The default bound on the bytes stored: 64 MiB.
+    public static let defaultMaximumBytes = 64 << 20
+
+    /// The default directory: `NetworkAgent/<process name>` in the user's caches directory (`~/.cache` on Linux,
+    /// `~/Library/Caches` on Apple platforms), or in the temporary directory where there is none.
+    public static var defaultDirectory: URL {
+        let caches =
+            FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
+        return caches.appendingPathComponent("NetworkAgent", isDirectory: true)
+            .appendingPathComponent(ProcessInfo.processInfo.processName, isDirectory: true)
+    }
+
+    private struct State {
+        var index = CacheIndex<Void>()
+    }
+
+    /// The directory holding the entries.
+    public let directory: URL
+    /// The most bytes the entry files may take together; least recently used entries are evicted beyond it.
+    public let maximumBytes: Int
+    /// What a completed write survives.
+    public let durability: Durability
+    /// Entries found torn or corrupt when the index was rebuilt at creation, and deleted.
+    public let corruptEntriesDroppedAtOpen: Int
+    /// Why the store is unusable, or `nil` when it works. An unusable store finds nothing and refuses every write.
+    public let unavailableReason: String?
+
+    private let entriesPath: String
+    private let temporaryPath: String
+    private let lockDescriptor: Int32
+    private let state: Locked<State>
+
+    /// Opens (creating if needed) a store in a directory, takes its lock, removes leftovers of interrupted writes
+    /// and rebuilds the index from the entries' keys.
+    ///
+    /// A directory that cannot be created or written does not throw: the store opens unusable, reports every write
+    /// as failed, and the cache degrades to misses. Torn or corrupt entries found are deleted and each emits a
+    /// `cache.error` event (`reason=corrupt_entry`) to the observers around this call.
+    ///
+    /// - Parameters:
+    ///   - directory: The directory; created with mode 0700 if missing. Defaults to ``defaultDirectory``.
+    ///   - maximumBytes: See ``maximumBytes``. Defaults to ``defaultMaximumBytes``.
+    ///   - durability: See ``Durability``. Defaults to ``Durability/processCrash``.
+    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another store holds the
+    ///   directory.
+    public init(
+        directory: URL = DiskStore.defaultDirectory,
+        maximumBytes: Int = DiskStore.defaultMaximumBytes,
+        durability: Durability = .processCrash
+    ) throws(DiskCacheError) {
+        self.directory = directory
+        self.maximumBytes = max(0, maximumBytes)
+        self.durability = durability
+        let root = directory.path
+        entriesPath = root + "/entries"
+        temporaryPath = root + "/tmp"
+
+        var index = CacheIndex<Void>()
+        var dropped = 0
+        do throws(DiskCacheError) {
+            lockDescriptor = try Self.acquireLock(root)
+        } catch let error where error.code == .unavailable {
+            lockDescriptor = -1
+            unavailableReason = error.message
+            corruptEntriesDroppedAtOpen = 0
+            state = Locked(State())
+            Self.emit("error", ["reason": error.code.description])
+            return
+        }
+        do throws(DiskCacheError) {
+            try FileIO.makeDirectory(entriesPath)
+            try FileIO.makeDirectory(temporaryPath)
+            unavailableReason = nil
+        } catch {
+            unavailableReason = error.message
+            Self.emit("error", ["reason": error.code.description])
+        }
+        if unavailableReason == nil {
+            for name in FileIO.names(in: temporaryPath) ?? [] {
+                FileIO.removeFile(temporaryPath + "/" + name)
+            }
+            (index, dropped) = Self.rebuildIndex(entriesPath)
+        }
+        corruptEntriesDroppedAtOpen = dropped
+        state = Locked(State(index: index))
+        for _ in 0..<dropped {
+            Self.emit("error", ["reason": DiskCacheError.Code.corruptEntry.description, "phase": "open"])
+        }
+        let evicted = state.withLock { evict(&$0.index, keeping: nil) }
+        if evicted.entryCount > 0 {
+            Self.emit("evicted", ["count": "\(evicted.entryCount)", "bytes": "\(evicted.totalBytes)"])
+        }
+    }
+
+    deinit {
+        // Closing the descriptor releases the flock.
+        if lockDescriptor >= 0 { close(lockDescriptor) }
+    }
+
+    // MARK: ResponseStore
+
+    /// The keys of every stored variant of one resource for one user.
+    ///
+    /// - Parameter primaryKey: A ``CacheKey/primary`` value.
+    /// - Returns: The keys; empty when nothing is stored.
+    public func variants(forPrimaryKey primaryKey: String) -> [CacheKey] {
+        state.withLock { state in state.index.ids(primary: primaryKey).compactMap { state.index.nodes[$0]?.key } }
+    }
+
+    /// Reads an entry, verifying its checksum, and marks it as recently used.
+    ///
+    /// - Parameter key: The entry's key.
+    /// - Returns: The entry, or `nil` when none is stored (or it was evicted meanwhile).
+    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/corruptEntry`` (the entry has been deleted) or
+    ///   ``DiskCacheError/Code/io``.
+    public func entry(for key: CacheKey) throws -> CachedEntry? {
+        let id = key.identifier
+        let generation = state.withLock { state -> UInt64? in
+            guard let node = state.index.nodes[id] else { return nil }
+            state.index.touch(id: id)
+            return node.generation
+        }
+        guard let generation else { return nil }
+        let path = entriesPath + "/" + id
+        guard let data = try FileIO.readFile(path, touch: true) else {
+            // Deleted behind our back (a cache cleaner): forget it.
+            dropFromIndex(id: id, generation: generation, deleteFile: false)
+            return nil
+        }
+        do {
+            let entry = try EntryCodec.decode(data)
+            guard entry.key == key else { throw EntryCodec.Failure.badKey }
+            return entry
+        } catch {
+            dropFromIndex(id: id, generation: generation, deleteFile: true)
+            throw DiskCacheError(.corruptEntry, "entry \(id) failed verification (\(error)) and was deleted")
+        }
+    }
+
+    /// Writes an entry to a temporary file, renames it into place and evicts least recently used entries beyond
+    /// ``maximumBytes``. An entry larger than ``maximumBytes`` is not stored; it removes any older entry under its
+    /// key.
+    ///
+    /// - Parameter entry: The entry.
+    /// - Returns: What was evicted.
+    /// - Throws: ``DiskCacheError`` (``DiskCacheError/Code/io`` or ``DiskCacheError/Code/unavailable``).
+    @discardableResult
+    public func store(_ entry: CachedEntry) throws -> ResponseStoreUsage {
+        if let unavailableReason { throw DiskCacheError(.unavailable, unavailableReason) }
+        let data = EntryCodec.encode(entry)
+        guard data.count <= maximumBytes else {
+            // The newest response does not fit: at least stop serving an older one.
+            remove(entry.key)
+            return ResponseStoreUsage()
+        }
+        let id = entry.key.identifier
+        let temporary = temporaryPath + "/" + UUID().uuidString
+        try writeTemporary(temporary, data)
+        let outcome = state.withLock { state -> Result<ResponseStoreUsage, DiskCacheError> in
+            do throws(DiskCacheError) {
+                try FileIO.move(temporary, to: entriesPath + "/" + id)
+            } catch {
+                FileIO.removeFile(temporary)
+                return .failure(error)
+            }
+            state.index.insert(id: id, key: entry.key, value: (), bytes: data.count)
+            return .success(evict(&state.index, keeping: id))
+        }
+        let evicted = try outcome.get()
+        if durability == .powerLoss { try FileIO.syncDirectory(entriesPath) }
+        return evicted
+    }
+
+    /// Writes a temporary file; when its directory was removed (a cache cleaner), creates it again, once.
+    private func writeTemporary(_ path: String, _ data: Data) throws(DiskCacheError) {
+        let sync = durability == .powerLoss
+        let firstError: DiskCacheError
+        do throws(DiskCacheError) {
+            try FileIO.writeNewFile(path, data, sync: sync)
+            return
+        } catch {
+            firstError = error
+        }
+        guard firstError.systemErrorNumber == ENOENT else { throw firstError }
+        try FileIO.makeDirectory(temporaryPath)
+        try FileIO.makeDirectory(entriesPath)
+        try FileIO.writeNewFile(path, data, sync: sync)
+    }
+
+    /// Removes one entry, if it is stored.
+    ///
+    /// - Parameter key: The entry's key.
+    public func remove(_ key: CacheKey) {
+        let id = key.identifier
+        state.withLock { state in
+            if state.index.remove(id: id) != nil { FileIO.removeFile(entriesPath + "/" + id) }
+        }
+    }
+
+    /// Removes every entry for a URL, whatever its method, user or variant.
+    ///
+    /// - Parameter url: A normalised URL, as in ``CacheKey/url``.
+    /// - Returns: The number of entries removed.
+    @discardableResult
+    public func removeEntries(forURL url: String) -> Int {
+        state.withLock { state in
+            let ids = state.index.ids(url: url)
+            for id in ids {
+                state.index.remove(id: id)
+                FileIO.removeFile(entriesPath + "/" + id)
+            }
+            return ids.count
+        }
+    }
+
+    /// Removes every entry, and any stray file in the entries directory.
+    public func removeAll() {
+        state.withLock { state in
+            state.index = CacheIndex()
+            for name in FileIO.names(in: entriesPath) ?? [] { FileIO.removeFile(entriesPath + "/" + name) }
+        }
+    }
+
+    /// The number of entries and the bytes their files take.
+    public var usage: ResponseStoreUsage {
+        state.withLock { ResponseStoreUsage(entryCount: $0.index.count, totalBytes: $0.index.totalBytes) }
+    }
+
+    // MARK: Internals
+
+    /// The identifiers of the entries, least recently used first. For tests.
+    var identifiersFromOldest: [String] {
+        state.withLock { $0.index.idsFromOldest }
+    }
+
+    private func dropFromIndex(id: String, generation: UInt64, deleteFile: Bool) {
+        state.withLock { state in
+            // Only if no newer write replaced the entry meanwhile (rename and index update happen under this lock).
+            guard state.index.nodes[id]?.generation == generation else { return }
+            state.index.remove(id: id)
+            if deleteFile { FileIO.removeFile(entriesPath + "/" + id) }
+        }
+    }
+
+    /// Evicts least recently used entries until the total fits ``maximumBytes``; never the one just written.
+    private func evict(_ index: inout CacheIndex<Void>, keeping kept: String?) -> ResponseStoreUsage {
+        var evicted = ResponseStoreUsage()
+        while index.totalBytes > maximumBytes, let oldest = index.oldestID, oldest != kept,
+            let node = index.remove(id: oldest)
+        {
+            FileIO.removeFile(entriesPath + "/" + oldest)
+            evicted.entryCount += 1
+            evicted.totalBytes += node.bytes
+        }
+        return evicted
+    }
+
+    /// Opens the lock file and takes an exclusive, non-blocking `flock` on it.
+    private static func acquireLock(_ root: String) throws(DiskCacheError) -> Int32 {
+        try FileIO.makeDirectory(root)
+        let path = root + "/lock"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw DiskCacheError(
+                .unavailable,
+                "cannot open \(path): \(FileIO.describe(errno))",
+                systemErrorNumber: errno
+            )
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            let holder = FileIO.readRange(descriptor, count: 32, at: 0).map { String(decoding: $0, as: UTF8.self) }
+            close(descriptor)
+            if code == EWOULDBLOCK || code == EAGAIN {
+                let pid = holder?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                throw DiskCacheError(
+                    .directoryLocked,
+                    "the cache directory \(root) is in use by another DiskStore"
+                        + (pid.isEmpty ? "" : " (process \(pid))") + "; give each store its own directory",
+                    systemErrorNumber: code
+                )
+            }
+            throw DiskCacheError(.unavailable, "cannot lock \(path): \(FileIO.describe(code))", systemErrorNumber: code)
+        }
+        let pid = Data("\(getpid())\n".utf8)
+        if ftruncate(descriptor, 0) == 0 {
+            _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        }
+        return descriptor
+    }
+
+    /// Reads the prefix and key of every entry file; deletes files that do not verify.
+    private static func rebuildIndex(_ entriesPath: String) -> (CacheIndex<Void>, dropped: Int) {
+        struct Found {
+            let id: String
+            let key: CacheKey
+            let bytes: Int
+            let lastUse: Double
+        }
+        var found: [Found] = []
+        var dropped = 0
+        for name in FileIO.names(in: entriesPath) ?? [] {
+            let path = entriesPath + "/" + name
+            guard let (key, bytes, lastUse) = readHead(path), key.identifier == name else {
+                FileIO.removeFile(path)
+                dropped += 1
+                continue
+            }
+            found.append(Found(id: name, key: key, bytes: bytes, lastUse: lastUse))
+        }
+        var index = CacheIndex<Void>(minimumCapacity: found.count)
+        for item in found.sorted(by: { ($0.lastUse, $0.id) < ($1.lastUse, $1.id) }) {
+            index.insert(id: item.id, key: item.key, value: (), bytes: item.bytes)
+        }
+        return (index, dropped)
+    }
+
+    /// The key, file size and modification time of an entry file whose prefix, key and length verify.
+    private static func readHead(_ path: String) -> (CacheKey, Int, Double)? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
+            let prefixBytes = FileIO.readRange(descriptor, count: EntryCodec.prefixLength, at: 0),
+            let prefix = try? EntryCodec.decodePrefix(prefixBytes),
+            Int(status.st_size) == prefix.totalLength,
+            let keyBytes = FileIO.readRange(descriptor, count: prefix.keyLength, at: EntryCodec.prefixLength),
+            let key = try? EntryCodec.decodeKey(prefixBytes: prefixBytes, prefix: prefix, keyBytes: keyBytes)
+        else { return nil }
+        #if canImport(Darwin)
+        let modified = Double(status.st_mtimespec.tv_sec) + Double(status.st_mtimespec.tv_nsec) / 1e9
+        #else
+        let modified = Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
+        #endif
+        return (key, prefix.totalLength, modified)
+    }
+
+    private static func emit(_ name: String, _ attributes: [String: String]) {
+        NetworkAgentEvents.emit(
+            NetworkAgentEvent(source: DiskCachePlugin.eventSource, name: name, attributes: attributes)
+        )
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The few POSIX file operations the disk store needs, with `errno` turned into ``DiskCacheError``.
+///
+/// Plain system calls rather than `FileManager` or `Data.write(to:options:.atomic)`: the store must control
+/// exactly when a file is synced, that a temporary file is created exclusively in the same directory tree as its
+/// final name, and that a rename is the one step that makes an entry visible.
+enum FileIO {
+    /// A message for an `errno` value, e.g. `No space left on device (errno 28)`.
+    static func describe(_ code: Int32) -> String {
+        "\(String(cString: strerror(code))) (errno \(code))"
+    }
+
+    static func ioError(_ operation: String, _ path: String, code: Int32 = errno) -> DiskCacheError {
+        DiskCacheError(.io, "\(operation) \(path): \(describe(code))", systemErrorNumber: code)
+    }
+
+    /// Creates a file that must not exist, writes `data` completely, optionally syncs it to the device, closes it.
+    /// On any failure the partial file is removed.
+    static func writeNewFile(_ path: String, _ data: Data, sync: Bool) throws(DiskCacheError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw ioError("create", path) }
+        var failure = data.withUnsafeBytes { buffer in writeAll(descriptor, buffer) }.map {
+            ioError("write", path, code: $0)
+        }
+        if failure == nil, sync, fsync(descriptor) != 0 { failure = ioError("fsync", path) }
+        if close(descriptor) != 0, failure == nil { failure = ioError("close", path) }
+        if let failure {
+            unlink(path)
+            throw failure
+        }
+    }
+
+    /// Writes a whole buffer; returns the `errno` of a failure.
+    private static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32? {
+        guard let base = buffer.baseAddress else { return nil }
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(descriptor, base + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += written
+        }
+        return nil
+    }
+
+    /// Reads into a buffer from `offset` until it is full or the file ends; returns the count read, or `nil` with
+    /// `errno` set.
+    private static func readAll(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int? {
+        guard let base = buffer.baseAddress else { return 0 }
+        var total = 0
+        while total < buffer.count {
+            let count = pread(descriptor, base + total, buffer.count - total, off_t(offset + total))
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { break }
+            total += count
+        }
+        return total
+    }
+
+    /// Reads a whole file. Returns `nil` when the file does not exist. Sets its access and modification times to
+    /// now when `touch` is set (the least-recently-used order that survives a restart).
+    static func readFile(_ path: String, touch: Bool) throws(DiskCacheError) -> Data? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw ioError("open", path)
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw ioError("stat", path) }
+        let size = Int(status.st_size)
+        var data = Data(count: size)
+        guard let total = data.withUnsafeMutableBytes({ readAll(descriptor, $0, at: 0) }) else {
+            throw ioError("read", path)
+        }
+        if touch { futimens(descriptor, nil) }
+        // A file that shrank while being read comes back short; the length check then rejects it.
+        return total == size ? data : data.prefix(total)
+    }
+
+    /// Reads up to `count` bytes at `offset` of an open file.
+    static func readRange(_ descriptor: Int32, count: Int, at offset: Int) -> Data? {
+        var data = Data(count: count)
+        guard let total = data.withUnsafeMutableBytes({ readAll(descriptor, $0, at: offset) }) else { return nil }
+        return total == count ? data : data.prefix(total)
+    }
+
+    /// Renames a file atomically (over any existing file of the new name).
+    static func move(_ source: String, to destination: String) throws(DiskCacheError) {
+        guard systemRename(source, destination) == 0 else { throw ioError("rename", source) }
+    }
+
+    /// Removes a file; a missing file is not an error.
+    static func removeFile(_ path: String) {
+        unlink(path)
+    }
+
+    /// Syncs a directory, so that renames and unlinks in it survive a power loss.
+    static func syncDirectory(_ path: String) throws(DiskCacheError) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ioError("open directory", path) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw ioError("fsync directory", path) }
+    }
+
+    /// Creates a directory and its parents with mode 0700; an existing directory is fine.
+    static func makeDirectory(_ path: String) throws(DiskCacheError) {
+        do {
+            try FileManager.default.createDirectory(
+                atPath: path,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
+        } catch {
+            throw DiskCacheError(.unavailable, "cannot create directory \(path): \(error.localizedDescription)")
+        }
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+            throw DiskCacheError(.unavailable, "\(path) is not a directory")
+        }
+    }
+
+    /// The names in a directory (no `.` or `..`), or `nil` when it cannot be read.
+    static func names(in path: String) -> [String]? {
+        try? FileManager.default.contentsOfDirectory(atPath: path)
+    }
+}
+
+/// `rename(2)`, reachable from inside ``FileIO``.
+private func systemRename(_ source: String, _ destination: String) -> Int32 {
+    rename(source, destination)
+}

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+@testable import NetworkAgentDiskCache
+
+/// Parsing `Cache-Control` (RFC 9111 §5.2).
+@Suite struct CacheControlTests {
+    @Test func directivesAreParsedCaseInsensitively() {
+        let control = CacheControl("Max-Age=60, NO-CACHE, must-revalidate, Public, immutable, stale-if-error=5")
+        #expect(control.maxAge == .value(60))
+        #expect(control.noCache && control.mustRevalidate && control.isPublic && control.immutable)
+        #expect(control.staleIfError == .value(5))
+        #expect(!control.noStore)
+    }
+
+    @Test func quotedArgumentsMayHoldCommas() {
+        let control = CacheControl("no-cache=\"Set-Cookie, X-Other\", max-age=\"30\", private")
+        #expect(control.noCache)
+        #expect(control.maxAge == .value(30))
+        #expect(control.isPrivate)
+    }
+
+    @Test func theFirstOccurrenceWins() {
+        #expect(CacheControl("max-age=10, max-age=99").maxAge == .value(10))
+    }
+
+    @Test func invalidDeltaSecondsAreKeptAsInvalid() {
+        let control = CacheControl("max-age=abc, min-fresh=-1, stale-while-revalidate=")
+        #expect(control.maxAge == .invalid)
+        #expect(control.maxAge?.seconds == 0)
+        #expect(control.minFresh == .invalid)
+        #expect(control.staleWhileRevalidate == .invalid)
+    }
+
+    @Test func hugeValuesAreClampedTo2Pow31() {
+        #expect(CacheControl("max-age=99999999999999999999").maxAge == .value(2_147_483_648))
+    }
+
+    @Test func maxStaleWithoutValueMeansAnyStaleness() {
+        #expect(CacheControl("max-stale").maxStale == .value(2_147_483_648))
+        #expect(CacheControl("max-stale=7").maxStale == .value(7))
+    }
+
+    @Test func pragmaNoCacheAppliesOnlyWithoutCacheControl() {
+        #expect(CacheControl(requestCacheControl: nil, pragma: "no-cache").noCache)
+        #expect(!CacheControl(requestCacheControl: "max-age=5", pragma: "no-cache").noCache)
+    }
+
+    @Test func unknownDirectivesAreIgnored() {
+        #expect(CacheControl("community=\"UCI\", foo, bar=baz") == CacheControl())
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import NetworkAgent
+import NetworkAgentDiskCache
+import NetworkAgentTestServer
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A process killed with SIGKILL at random moments while writing entries leaves a cache that opens, serves only
+/// whole entries, and keeps working.
+@Suite struct DiskCacheCrashTests {
+    static let rounds = 20
+    static let slots = 64
+    /// The writer's bound, which the test opens the store with too.
+    static let maximumBytes = 256 << 10
+
+    /// The `DiskCacheCrashWriter` executable, built next to the test bundle by `swift build` / `swift test`.
+    static func writerExecutable() throws -> URL {
+        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var directory = testBinary.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("DiskCacheCrashWriter")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        throw CocoaError(
+            .fileNoSuchFile,
+            userInfo: [NSFilePathErrorKey: "DiskCacheCrashWriter next to \(testBinary.path); run swift build first"]
+        )
+    }
+
+    /// Checks an entry the writer wrote: its URL slot, length and fill byte must agree with its headers.
+    static func isWhole(_ entry: CachedEntry, slot: Int) -> Bool {
+        guard let seed = entry.headers["X-Seed"].flatMap(Int.init), seed % slots == slot,
+            let length = entry.headers["X-Length"].flatMap(Int.init), length == (seed &* 7_919) % 16_384,
+            let fill = entry.headers["X-Fill"].flatMap(UInt8.init), fill == UInt8(seed % 251)
+        else { return false }
+        return entry.body.count == length && entry.body.allSatisfy { $0 == fill }
+            && entry.key.url == "http://crash.test/item/\(slot)"
+    }
+
+    static func key(slot: Int) -> CacheKey {
+        CacheKey(method: "GET", url: "http://crash.test/item/\(slot)", credential: "", varyNames: [], variant: "")
+    }
+
+    /// Starts the writer and waits until it has opened the store (it prints `ready`).
+    static func launchWriter(_ executable: URL, directory: URL, seed: Int, sync: Bool) throws -> Process {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = [directory.path, "\(seed)", sync ? "sync" : "nosync"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let ready = output.fileHandleForReading.readData(ofLength: 6)
+        guard String(decoding: ready, as: UTF8.self) == "ready\n" else {
+            process.terminate()
+            process.waitUntilExit()
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "the writer did not start"])
+        }
+        return process
+    }
+
+    @Test func killedWritersLeaveACacheThatOpensAndServesOnlyWholeEntries() async throws {
+        let executable = try Self.writerExecutable()
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var generator = SystemRandomNumberGenerator()
+        var servedEntries = 0
+
+        for round in 0..<Self.rounds {
+            // Odd rounds sync every entry (DiskStore.Durability.powerLoss): writes then take long enough that kills
+            // often land inside one, leaving a temporary file behind.
+            let writer = try Self.launchWriter(
+                executable,
+                directory: directory.url,
+                seed: round * 1_000_000,
+                sync: round % 2 == 1
+            )
+            // While the writer holds the directory, a second store is refused — across processes too.
+            let refusal = #expect(throws: DiskCacheError.self) { try DiskStore(directory: directory.url) }
+            #expect(refusal?.code == .directoryLocked)
+            #expect(refusal?.message.contains("process \(writer.processIdentifier)") == true)
+            // Kill it at a random moment of its write loop (it writes some hundred entries per millisecond batch).
+            try await Task.sleep(for: .microseconds(Int.random(in: 200...30_000, using: &generator)))
+            kill(writer.processIdentifier, SIGKILL)
+            writer.waitUntilExit()
+            #expect(writer.terminationReason == .uncaughtSignal)
+            #expect(writer.terminationStatus == SIGKILL)
+
+            // A kill inside a write leaves its temporary file behind (in about a third of the rounds, mostly the
+            // syncing ones); opening the store removes it.
+            let temporary = directory.url.appendingPathComponent("tmp")
+
+            // Every few rounds, damage the disk the way a power loss or a bad sector would, on top of the kill.
+            var damaged = 0
+            if round % 4 == 3 { damaged = try Self.damageTwoEntries(in: directory.url) }
+
+            let store = try DiskStore(directory: directory.url, maximumBytes: Self.maximumBytes)
+            #expect(store.unavailableReason == nil)
+            // Atomic renames mean the kill itself never leaves a torn entry: only the damage done above is found.
+            #expect(store.corruptEntriesDroppedAtOpen == damaged)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
+            var found = 0
+            for slot in 0..<Self.slots {
+                do {
+                    guard let entry = try store.entry(for: Self.key(slot: slot)) else { continue }
+                    #expect(Self.isWhole(entry, slot: slot), "round \(round) slot \(slot)")
+                    found += 1
+                } catch let error as DiskCacheError {
+                    Issue.record("round \(round) slot \(slot): \(error)")
+                }
+            }
+            #expect(found == store.usage.entryCount)
+            #expect(store.usage.totalBytes <= Self.maximumBytes)
+            servedEntries += found
+            // And it keeps working: a new entry is stored and read back.
+            let probe = EntryFactory.entry("/after-crash-\(round)")
+            try store.store(probe)
+            #expect(try store.entry(for: probe.key) == probe)
+            store.remove(probe.key)
+        }
+        #expect(servedEntries > 0)
+
+        // Finally the directory serves a cache over the wire as usual.
+        let server = try LoopbackServer { _ in .text("alive", headers: [("Cache-Control", "max-age=60")]) }
+        defer { server.stop() }
+        let plugin = try DiskCachePlugin(directory: directory.url)
+        let provider = NetworkAgentProvider<CacheEndpoint>(plugins: [plugin])
+        let endpoint = CacheEndpoint(baseURL: server.baseURL, path: "/alive")
+        _ = try await provider.request(endpoint: endpoint)
+        let (data, response) = try await provider.request(endpoint: endpoint)
+        #expect(String(decoding: data, as: UTF8.self) == "alive")
+        #expect(CacheStatus(response: response) == .hit)
+        #expect(server.requestCount == 1)
+    }
+
+    /// Truncates one entry file and flips a header byte of another; returns how many were damaged.
+    static func damageTwoEntries(in directory: URL) throws -> Int {
+        let entries = directory.appendingPathComponent("entries")
+        let names = try FileManager.default.contentsOfDirectory(atPath: entries.path).sorted()
+        guard names.count >= 2 else { return 0 }
+        let truncated = entries.appendingPathComponent(names[0])
+        let bytes = try Data(contentsOf: truncated)
+        try bytes.prefix(bytes.count / 2).write(to: truncated)
+        let flipped = entries.appendingPathComponent(names[1])
+        var flippedBytes = try Data(contentsOf: flipped)
+        flippedBytes[26] ^= 0x40
+        try flippedBytes.write(to: flipped)
+        return 2
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import Testing
+
+@testable import NetworkAgentDiskCache
+
+/// The disk store: persistence, the rebuilt index, LRU by bytes, the lock, and damage found at start.
+@Suite struct DiskStoreTests {
+    @Test func entriesSurviveReopening() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let entry = EntryFactory.entry("/persist", headers: ["ETag": "\"p\""])
+        do {
+            let store = try DiskStore(directory: directory.url)
+            try store.store(entry)
+        }
+        let reopened = try DiskStore(directory: directory.url)
+        #expect(reopened.usage.entryCount == 1)
+        #expect(try reopened.entry(for: entry.key) == entry)
+        #expect(reopened.variants(forPrimaryKey: entry.key.primary) == [entry.key])
+        #expect(reopened.corruptEntriesDroppedAtOpen == 0)
+    }
+
+    @Test func theLeastRecentlyUsedEntriesAreEvictedByBytes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let body = Data(repeating: 1, count: 1_000)
+        let size = EntryCodec.encode(EntryFactory.entry("/a", body: body)).count
+        let store = try DiskStore(directory: directory.url, maximumBytes: size * 3)
+        for path in ["/a", "/b", "/c"] { try store.store(EntryFactory.entry(path, body: body)) }
+        _ = try store.entry(for: EntryFactory.key("/a"))  // /b is now the least recently used
+        let evicted = try store.store(EntryFactory.entry("/d", body: body))
+        #expect(evicted == ResponseStoreUsage(entryCount: 1, totalBytes: size))
+        #expect(try store.entry(for: EntryFactory.key("/b")) == nil)
+        for path in ["/a", "/c", "/d"] { #expect(try store.entry(for: EntryFactory.key(path)) != nil) }
+        #expect(store.usage == ResponseStoreUsage(entryCount: 3, totalBytes: size * 3))
+        let files = try FileManager.default.contentsOfDirectory(
+            atPath: directory.url.appendingPathComponent("entries").path
+        )
+        #expect(files.count == 3)
+    }
+
+    @Test func anEntryLargerThanTheBoundIsNotStoredAndRemovesTheOlderOne() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try DiskStore(directory: directory.url, maximumBytes: 1_000)
+        try store.store(EntryFactory.entry("/small"))
+        try store.store(EntryFactory.entry("/big"))
+        #expect(store.usage.entryCount == 2)
+        #expect(try store.store(EntryFactory.entry("/big", body: Data(count: 2_000))) == ResponseStoreUsage())
+        #expect(try store.entry(for: EntryFactory.key("/big")) == nil)
+        #expect(store.usage.entryCount == 1)
+    }
+
+    @Test func theRebuiltIndexKeepsTheOrderOfUse() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let paths = ["/first", "/second", "/third"]
+        do {
+            let store = try DiskStore(directory: directory.url)
+            for path in paths { try store.store(EntryFactory.entry(path)) }
+        }
+        // File times stand for the last use; make them distinct whatever the file system's timestamp granularity.
+        let entries = directory.url.appendingPathComponent("entries")
+        for (offset, path) in ["/second", "/third", "/first"].enumerated() {
+            let file = entries.appendingPathComponent(EntryFactory.key(path).identifier)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: Double(offset - 10))],
+                ofItemAtPath: file.path
+            )
+        }
+        let reopened = try DiskStore(directory: directory.url)
+        #expect(
+            reopened.identifiersFromOldest == ["/second", "/third", "/first"].map { EntryFactory.key($0).identifier }
+        )
+    }
+
+    @Test func readsRecordTheirUseInTheFileTime() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try DiskStore(directory: directory.url)
+        try store.store(EntryFactory.entry("/used"))
+        let file = directory.url.appendingPathComponent("entries").appendingPathComponent(
+            EntryFactory.key("/used").identifier
+        )
+        let old = Date(timeIntervalSince1970: 1_000_000)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: file.path)
+        _ = try store.entry(for: EntryFactory.key("/used"))
+        let modified = try #require(
+            try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date
+        )
+        #expect(modified > old.addingTimeInterval(1_000))
+    }
+
+    @Test func damagedEntriesAndLeftoversAreRemovedAtStart() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let store = try DiskStore(directory: directory.url)
+            for path in ["/good", "/truncated", "/flipped", "/moved"] { try store.store(EntryFactory.entry(path)) }
+        }
+        let entries = directory.url.appendingPathComponent("entries")
+        func file(_ path: String) -> URL { entries.appendingPathComponent(EntryFactory.key(path).identifier) }
+        let truncated = try Data(contentsOf: file("/truncated"))
+        try truncated.prefix(truncated.count - 3).write(to: file("/truncated"))
+        var flipped = try Data(contentsOf: file("/flipped"))
+        flipped[30] ^= 0xff  // inside the header: caught by the header checksum at start
+        try flipped.write(to: file("/flipped"))
+        try FileManager.default.moveItem(
+            at: file("/moved"),
+            to: entries.appendingPathComponent(String(repeating: "0", count: 64))
+        )
+        try Data("garbage".utf8).write(to: entries.appendingPathComponent("stray"))
+        try Data("half-written".utf8).write(to: directory.url.appendingPathComponent("tmp/leftover"))
+
+        let events = EventLog()
+        let reopened = try await events.observe { try DiskStore(directory: directory.url) }
+        #expect(reopened.corruptEntriesDroppedAtOpen == 4)
+        #expect(events.names().filter { $0 == "error" }.count == 4)
+        #expect(reopened.usage.entryCount == 1)
+        #expect(try reopened.entry(for: EntryFactory.key("/good")) != nil)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: entries.path) == [EntryFactory.key("/good").identifier]
+        )
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.url.appendingPathComponent("tmp").path)
+                .isEmpty
+        )
+    }
+
+    @Test func aBodyDamagedAfterStartIsCaughtOnReadAndDeleted() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try DiskStore(directory: directory.url)
+        let entry = EntryFactory.entry("/body", body: Data("payload".utf8))
+        try store.store(entry)
+        let file = directory.url.appendingPathComponent("entries").appendingPathComponent(entry.key.identifier)
+        var bytes = try Data(contentsOf: file)
+        bytes[bytes.count - 6] ^= 0x01
+        try bytes.write(to: file)
+        let error = #expect(throws: DiskCacheError.self) { try store.entry(for: entry.key) }
+        #expect(error?.code == .corruptEntry)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+        #expect(try store.entry(for: entry.key) == nil)
+        #expect(store.usage.entryCount == 0)
+    }
+
+    @Test func theLockIsReleasedWithTheStore() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var first: DiskStore? = try DiskStore(directory: directory.url)
+        #expect(throws: DiskCacheError.self) { try DiskStore(directory: directory.url) }
+        #expect(first != nil)
+        first = nil
+        let second = try DiskStore(directory: directory.url)
+        #expect(second.unavailableReason == nil)
+    }
+
+    @Test func removalsByKeyURLAndAll() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try DiskStore(directory: directory.url)
+        let get = EntryFactory.entry("/x")
+        var head = EntryFactory.entry("/x")
+        head.key = EntryFactory.key("/x", method: "HEAD")
+        try store.store(get)
+        try store.store(head)
+        try store.store(EntryFactory.entry("/y"))
+        #expect(store.removeEntries(forURL: "http://store.test/x") == 2)
+        #expect(store.usage.entryCount == 1)
+        store.remove(EntryFactory.key("/y"))
+        #expect(store.usage.entryCount == 0)
+        try store.store(EntryFactory.entry("/z"))
+        store.removeAll()
+        #expect(store.usage == ResponseStoreUsage())
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.url.appendingPathComponent("entries").path)
+                .isEmpty
+        )
+    }
+
+    @Test func concurrentWritersAndReadersKeepTheIndexAndFilesInStep() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try DiskStore(directory: directory.url, maximumBytes: 40_000)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for round in 0..<50 {
+                        let path = "/item/\((worker * 7 + round) % 20)"
+                        try store.store(
+                            EntryFactory.entry(path, body: Data(repeating: UInt8(round), count: 500 + round * 10))
+                        )
+                        if let entry = try store.entry(for: EntryFactory.key(path)) {
+                            #expect(entry.body.allSatisfy { $0 == entry.body.first })
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let files = try FileManager.default.contentsOfDirectory(
+            atPath: directory.url.appendingPathComponent("entries").path
+        )
+        #expect(files.count == store.usage.entryCount)
+        #expect(store.usage.totalBytes <= 40_000)
+        let reopenedUsage = store.usage
+        let sizes = try files.map {
+            try FileManager.default.attributesOfItem(
+                atPath: directory.url.appendingPathComponent("entries/\($0)").path
+            )[.size] as? Int ?? 0
+        }
+        #expect(sizes.reduce(0, +) == reopenedUsage.totalBytes)
+    }
+}
+
+@Suite struct MemoryStoreTests {
+    @Test func itIsBoundedAndLeastRecentlyUsedFirst() {
+        let store = MemoryStore(maximumBytes: 1_000)
+        let body = Data(repeating: 0, count: 200)
+        for path in ["/a", "/b"] { store.store(EntryFactory.entry(path, body: body)) }
+        _ = store.entry(for: EntryFactory.key("/a"))
+        let evicted = store.store(EntryFactory.entry("/c", body: body))
+        #expect(evicted.entryCount == 1)
+        #expect(store.entry(for: EntryFactory.key("/b")) == nil)
+        #expect(store.entry(for: EntryFactory.key("/a")) != nil)
+        #expect(store.removeEntries(forURL: "http://store.test/a") == 1)
+        store.removeAll()
+        #expect(store.usage == ResponseStoreUsage())
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+@testable import NetworkAgentDiskCache
+
+/// The hand-written hashes and the HTTP date parser.
+@Suite struct PrimitiveTests {
+    @Test(arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        (
+            "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        ),
+        (String(repeating: "a", count: 55), "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318"),
+        (String(repeating: "a", count: 56), "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"),
+        (String(repeating: "a", count: 64), "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"),
+        (String(repeating: "a", count: 1_000), "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"),
+    ])
+    func sha256MatchesKnownDigests(_ input: String, _ digest: String) {
+        #expect(SHA256.hex(input) == digest)
+    }
+
+    @Test func crc32MatchesTheCheckValue() {
+        #expect(CRC32.checksum(Data("123456789".utf8)) == 0xcbf4_3926)
+        #expect(CRC32.checksum(Data()) == 0)
+    }
+
+    @Test(arguments: [
+        "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+        "  Sun, 06 Nov 1994 08:49:37 GMT ",
+    ])
+    func httpDatesInEveryFormatParse(_ text: String) {
+        #expect(HTTPDate.parse(text) == Date(timeIntervalSince1970: 784_111_777))
+    }
+
+    @Test(arguments: [
+        "", "0", "-1", "tomorrow", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
+        "Thu, 31 Feb 1994 08:49:37 GMT",
+    ])
+    func invalidHttpDatesDoNotParse(_ text: String) {
+        #expect(HTTPDate.parse(text) == nil)
+    }
+
+    @Test func httpDatesRoundTripTheTestFormatter() {
+        let date = Date(timeIntervalSince1970: 1_700_000_000)
+        #expect(HTTPDate.parse(httpDate(date)) == date)
+    }
+}
