@@ -1,0 +1,141 @@
+import NetworkAgent
+
+extension GzipPlugin {
+    /// How much of a file-backed body is read and compressed at a time.
+    static let fileChunkSize = 256 * 1024
+
+    /// The request with its body gzip-compressed, or unchanged when it should not be compressed.
+    func compressBody(of request: URLRequest) throws -> URLRequest {
+        guard compressesRequests,
+            request.value(forHTTPHeaderField: "Content-Encoding") == nil,
+            let contentType = request.value(forHTTPHeaderField: "Content-Type"),
+            isCompressibleContentType(contentType)
+        else {
+            return request
+        }
+        if let body = request.httpBody {
+            return try compressData(body, of: request)
+        }
+        if let stream = request.httpBodyStream as? FileBackedBodyStream {
+            return try compressFile(stream, of: request)
+        }
+        // Any other stream can be read only once and its size is unknown: it goes out as it is.
+        return request
+    }
+
+    private func compressData(_ body: Data, of request: URLRequest) throws -> URLRequest {
+        guard body.count >= minimumBodySize else {
+            return request
+        }
+        let compressed: Data
+        do {
+            compressed = try Deflater.compress(body, format: .gzip, level: level)
+        } catch {
+            throw NetworkAgentError(
+                .encoding,
+                "gzip compression of the request body failed: \(error)",
+                underlying: error
+            )
+        }
+        guard compressed.count < body.count else {
+            Self.emit("request_not_compressed", ["reason": "not_smaller", "body": "data"])
+            return request
+        }
+        var request = request
+        request.httpBody = compressed
+        Self.markCompressed(&request)
+        Self.emit(
+            "request_compressed",
+            ["bytes_before": "\(body.count)", "bytes_after": "\(compressed.count)", "body": "data"]
+        )
+        return request
+    }
+
+    private func compressFile(_ stream: FileBackedBodyStream, of request: URLRequest) throws -> URLRequest {
+        guard let size = stream.fileSize, size >= minimumBodySize else {
+            return request
+        }
+        let output = temporaryDirectory.appendingPathComponent("networkagent-gzip-\(UUID().uuidString).gz")
+        let compressedSize: Int?
+        do {
+            compressedSize = try Self.compressFile(at: stream.fileURL, to: output, level: level, sizeLimit: size)
+        } catch {
+            try? FileManager.default.removeItem(at: output)
+            throw error
+        }
+        guard let compressedSize else {
+            try? FileManager.default.removeItem(at: output)
+            Self.emit("request_not_compressed", ["reason": "not_smaller", "body": "file"])
+            return request
+        }
+        guard let compressedStream = FileBackedBodyStream(fileURL: output, deletesFileOnDeinit: true) else {
+            try? FileManager.default.removeItem(at: output)
+            throw NetworkAgentError(.encoding, "cannot open the compressed copy of the request body")
+        }
+        var request = request
+        request.httpBodyStream = compressedStream
+        Self.markCompressed(&request)
+        Self.emit(
+            "request_compressed",
+            ["bytes_before": "\(size)", "bytes_after": "\(compressedSize)", "body": "file"]
+        )
+        return request
+    }
+
+    /// Labels a request whose body was just compressed; the transport computes the new length itself.
+    private static func markCompressed(_ request: inout URLRequest) {
+        request.setValue("gzip", forHTTPHeaderField: "Content-Encoding")
+        request.setValue(nil, forHTTPHeaderField: "Content-Length")
+    }
+
+    /// Gzips the file at `input` into a new file at `output`, reading ``fileChunkSize`` bytes at a time.
+    ///
+    /// - Returns: The compressed size, or `nil` once the output reaches `sizeLimit` bytes (compression would not
+    ///   make the body smaller, so the rest is not compressed).
+    /// - Throws: ``NetworkAgentError`` with code `encoding` on an I/O or zlib failure, `cancelled` when the task is
+    ///   cancelled; the caller removes `output`.
+    static func compressFile(at input: URL, to output: URL, level: Int, sizeLimit: Int) throws -> Int? {
+        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
+            throw NetworkAgentError(.encoding, "cannot create \(output.path) for the compressed request body")
+        }
+        do {
+            let reader = try FileHandle(forReadingFrom: input)
+            defer { try? reader.close() }
+            let writer = try FileHandle(forWritingTo: output)
+            defer { try? writer.close() }
+            var deflater = try Deflater(format: .gzip, level: level)
+            var written = 0
+            while let chunk = try reader.read(upToCount: fileChunkSize), !chunk.isEmpty {
+                if Task.isCancelled {
+                    throw NetworkAgentError(.cancelled, "the request was cancelled while its body was compressed")
+                }
+                let compressed = try deflater.compress(chunk)
+                try writer.write(contentsOf: compressed)
+                written += compressed.count
+                if written >= sizeLimit {
+                    return nil
+                }
+            }
+            let tail = try deflater.finish()
+            try writer.write(contentsOf: tail)
+            written += tail.count
+            return written < sizeLimit ? written : nil
+        } catch let error as NetworkAgentError {
+            throw error
+        } catch {
+            throw NetworkAgentError(
+                .encoding,
+                "gzip compression of the request body file \(input.lastPathComponent) failed: \(error)",
+                underlying: error
+            )
+        }
+    }
+
+    /// Emits a `gzip` event when someone listens.
+    static func emit(_ name: String, _ attributes: @autoclosure () -> [String: String]) {
+        guard NetworkAgentEvents.hasObservers else {
+            return
+        }
+        NetworkAgentEvents.emit(NetworkAgentEvent(source: "gzip", name: name, attributes: attributes()))
+    }
+}
