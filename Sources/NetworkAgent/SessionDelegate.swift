@@ -41,10 +41,21 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     private let tasks = Locked<[Int: TaskState]>([:])
 
-    func register(_ id: Int, sink: Sink, progress: TransferProgress.Handler?) {
-        tasks.withLock {
-            $0[id, default: TaskState()].sink = sink
-            $0[id]?.progress = progress
+    /// Makes a task known before it is resumed (and before any cancellation of the caller can arrive).
+    func prepare(_ id: Int, progress: TransferProgress.Handler?) {
+        tasks.withLock { $0[id] = TaskState(progress: progress) }
+    }
+
+    /// Gives a prepared task its sink; returns `false`, forgetting the task, when the caller was cancelled first
+    /// (the task must then not be resumed).
+    func attach(_ id: Int, sink: Sink) -> Bool {
+        tasks.withLock { tasks in
+            guard tasks[id]?.cancelled == false else {
+                tasks[id] = nil
+                return false
+            }
+            tasks[id]?.sink = sink
+            return true
         }
     }
 
@@ -56,7 +67,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func markCancelled(_ id: Int) {
-        tasks.withLock { $0[id, default: TaskState()].cancelled = true }
+        tasks.withLock { $0[id]?.cancelled = true }
     }
 
     func urlSession(
@@ -135,8 +146,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let state = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }), let sink = state.sink
-        else { return }
+        // A task completing before it has a sink was cancelled before it was resumed: `attach` forgets it.
+        let finished = tasks.withLock { tasks -> (TaskState, Sink)? in
+            guard let sink = tasks[task.taskIdentifier]?.sink,
+                let state = tasks.removeValue(forKey: task.taskIdentifier)
+            else { return nil }
+            return (state, sink)
+        }
+        guard let (state, sink) = finished else { return }
         let outcome: Result<Completion, Failure>
         if state.timedOut {
             outcome = .failure(.timedOut)

@@ -169,22 +169,25 @@ public final class URLSessionTransport: HTTPTransport {
         return timer
     }
 
-    /// Runs `body` (which registers the task and resumes it) so that cancelling the calling task cancels `task`.
+    /// Registers `task` with the sink `makeSink` builds and resumes it, so that cancelling the calling task cancels
+    /// `task`. A task already cancelled is never resumed: the call ends at once with ``NetworkAgentError/Code/cancelled``.
     private func cancellable<T: Sendable>(
         _ task: URLSessionTask,
         request: URLRequest,
-        _ body: (CheckedContinuation<T, any Error>) -> Void
+        progress: TransferProgress.Handler?,
+        _ makeSink: (CheckedContinuation<T, any Error>) -> SessionDelegate.Sink
     ) async throws -> T {
         let id = task.taskIdentifier
+        // Known to the delegate before any cancellation can arrive, so that a cancellation is never lost.
+        delegate.prepare(id, progress: progress)
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    body(continuation)
-                    if Task.isCancelled {
-                        delegate.markCancelled(id)
-                        task.cancel()
+                    if delegate.attach(id, sink: makeSink(continuation)) {
+                        task.resume()
+                    } else {
+                        continuation.resume(throwing: SessionDelegate.Failure.cancelled)
                     }
-                    task.resume()
                 }
             } onCancel: { [delegate] in
                 delegate.markCancelled(id)
@@ -200,10 +203,11 @@ public final class URLSessionTransport: HTTPTransport {
         let timer = startTimer(for: task, deadline: deadline)
         defer { timer.cancel() }
         let started = ContinuousClock.now
-        let progress = TransferProgress.handler
-        let completion: SessionDelegate.Completion = try await cancellable(task, request: request) { continuation in
-            delegate.register(task.taskIdentifier, sink: .collect(continuation), progress: progress)
-        }
+        let completion: SessionDelegate.Completion = try await cancellable(
+            task,
+            request: request,
+            progress: TransferProgress.handler
+        ) { .collect($0) }
         if let headersReceived = completion.headersReceived {
             Self.reportHeaders(after: started.duration(to: headersReceived))
         }
@@ -220,15 +224,12 @@ public final class URLSessionTransport: HTTPTransport {
         let timer = startTimer(for: task, deadline: deadline)
         defer { timer.cancel() }
         let started = ContinuousClock.now
-        let progress = TransferProgress.handler
         let buffer = ChunkBuffer(limit: streamBufferLimit, cancelProducer: { task.cancel() })
-        let response: URLResponse = try await cancellable(task, request: request) { continuation in
-            delegate.register(
-                task.taskIdentifier,
-                sink: .stream(headers: continuation, chunks: buffer),
-                progress: progress
-            )
-        }
+        let response: URLResponse = try await cancellable(
+            task,
+            request: request,
+            progress: TransferProgress.handler
+        ) { .stream(headers: $0, chunks: buffer) }
         Self.reportHeaders(after: started.duration(to: .now))
         guard let http = response as? HTTPURLResponse else {
             buffer.cancel()

@@ -3,7 +3,6 @@ import NetworkAgent
 import NetworkAgentGzip
 import NetworkAgentTestServer
 import NetworkAgentTesting
-import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -32,7 +31,7 @@ struct FileBody: NetworkAgentPlugin {
 
 /// Records the `gzip` events emitted while an operation runs.
 final class GzipEventLog: Sendable {
-    private let events = Mutex<[NetworkAgentEvent]>([])
+    private let events = Locked<[NetworkAgentEvent]>([])
 
     var all: [NetworkAgentEvent] { events.withLock { $0 } }
 
@@ -512,7 +511,7 @@ struct GzipPluginTests {
     @Test("interceptors registered before gzip see the decoded response")
     func outerInterceptorsSeeDecodedResponse() async throws {
         final class Snoop: NetworkAgentPlugin {
-            let seen = Mutex<[String]>([])
+            let seen = Locked<[String]>([])
             func intercept(
                 _ request: URLRequest,
                 endpoint: any NetworkAgentEndpoint,

@@ -1,7 +1,8 @@
 import Foundation
-import NetworkAgent
 import NetworkAgentTestServer
 import Testing
+
+@testable import NetworkAgent
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -177,6 +178,21 @@ extension HTTPURLResponse {
         } else {
             Issue.record("expected a cancellation error, got \(result)")
         }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func cancellationRacingTheStartNeverLosesTheCall() async throws {
+        let server = try LoopbackServer { _ in .text("hi") }
+        let transport = URLSessionTransport()
+        let agent = NetworkAgent(transport: transport)
+        for round in 0..<200 {
+            let call = Task { try await agent.request(endpoint(server, "/\(round)")) }
+            if round % 2 == 0 { await Task.yield() }
+            call.cancel()
+            // Either outcome is fine; what matters is that the call ends.
+            _ = await call.result
+        }
+        #expect(try await eventually { transport.activeTaskCount == 0 })
     }
 
     @Test func noCookieJarByDefault() async throws {
