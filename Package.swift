@@ -10,6 +10,7 @@ let plugins: [(name: String, dependencies: [Target.Dependency])] = [
     (name: "NetworkAgentTokenRefresh", dependencies: [.target(name: "NetworkAgentAuth")]),
     (name: "NetworkAgentGzip", dependencies: ["CZlib"]),
     (name: "NetworkAgentDiskCache", dependencies: []),
+    (name: "NetworkAgentMetrics", dependencies: []),
 ]
 
 // MARK: - Core Library

@@ -1,0 +1,64 @@
+import NetworkAgent
+
+/// The labels every request measurement carries: a low-cardinality route and the HTTP method.
+public struct MetricsLabels: Hashable, Sendable, CustomStringConvertible {
+    /// The longest route kept; longer names are cut to this many characters.
+    public static let maximumRouteLength = 100
+
+    /// The route used when an endpoint yields no usable name.
+    public static let unknownRoute = "unknown"
+
+    /// The endpoint's route: its ``MetricsRouteNaming/metricsRoute``, its enum case name without associated
+    /// values, or, for a type that is not an enum, its type name. Never the URL.
+    public var route: String
+    /// The endpoint's HTTP method as sent, e.g. `GET`.
+    public var method: String
+
+    /// Creates labels.
+    ///
+    /// - Parameters:
+    ///   - route: A low-cardinality route name; cut to ``maximumRouteLength`` characters.
+    ///   - method: The HTTP method, e.g. `GET`.
+    public init(route: String, method: String) {
+        self.route = Self.clean(route)
+        self.method = method
+    }
+
+    /// The labels of an endpoint: its route (see ``route``) and its method.
+    ///
+    /// - Parameter endpoint: The endpoint of the call.
+    public init(endpoint: any NetworkAgentEndpoint) {
+        self.init(route: Self.route(for: endpoint), method: endpoint.method.name)
+    }
+
+    /// `route method`, e.g. `pokemon GET`.
+    public var description: String { "\(route) \(method)" }
+
+    /// The route of an endpoint, without ever looking at its URL.
+    ///
+    /// - Parameter endpoint: The endpoint of the call.
+    /// - Returns: ``MetricsRouteNaming/metricsRoute`` when the endpoint adopts it; for an enum, the case name
+    ///   (`.pokemon(id: 25)` gives `pokemon`); otherwise the type name.
+    public static func route(for endpoint: any NetworkAgentEndpoint) -> String {
+        if let named = endpoint as? any MetricsRouteNaming {
+            return named.metricsRoute
+        }
+        let mirror = Mirror(reflecting: endpoint)
+        guard mirror.displayStyle == .enum else {
+            return String(describing: type(of: endpoint))
+        }
+        // A case with associated values reflects as one child labelled with the case name; a case without any
+        // has no children and describes itself by its name (unless the enum customises its description, which is
+        // then still one fixed text per case).
+        if let caseName = mirror.children.first?.label {
+            return caseName
+        }
+        return String(describing: endpoint)
+    }
+
+    private static func clean(_ route: String) -> String {
+        let trimmed = route.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { return unknownRoute }
+        return trimmed.count > maximumRouteLength ? String(trimmed.prefix(maximumRouteLength)) : trimmed
+    }
+}

@@ -1,0 +1,73 @@
+import NetworkAgent
+
+/// What was measured for one finished request or network attempt.
+public struct MetricsMeasurement: Hashable, Sendable {
+    /// The route and method.
+    public var labels: MetricsLabels
+    /// The HTTP status code, or `nil` when there was no HTTP response (a transport failure, a timeout).
+    public var statusCode: Int?
+    /// How it ended.
+    public var outcome: MetricsOutcome
+    /// From entering the plugin's `intercept` to leaving it, on the plugin's ``MetricsClock``.
+    public var duration: Duration
+    /// The size of the request body, or `nil` when it is a stream of unknown length. A body without bytes is `0`.
+    public var requestBodyBytes: Int?
+    /// The size of the response body, or `nil` when there was no response.
+    public var responseBodyBytes: Int?
+
+    /// Creates a measurement.
+    ///
+    /// - Parameters:
+    ///   - labels: The route and method.
+    ///   - statusCode: The HTTP status code, if there was an HTTP response.
+    ///   - outcome: How it ended.
+    ///   - duration: How long it took.
+    ///   - requestBodyBytes: The request body size, if known.
+    ///   - responseBodyBytes: The response body size, if there was a response.
+    public init(
+        labels: MetricsLabels,
+        statusCode: Int?,
+        outcome: MetricsOutcome,
+        duration: Duration,
+        requestBodyBytes: Int?,
+        responseBodyBytes: Int?
+    ) {
+        self.labels = labels
+        self.statusCode = statusCode
+        self.outcome = outcome
+        self.duration = duration
+        self.requestBodyBytes = requestBodyBytes
+        self.responseBodyBytes = responseBodyBytes
+    }
+
+    /// The `status_class` label: `1xx` … `5xx`, `none` without an HTTP response, `other` for a status outside
+    /// 100…599.
+    public var statusClass: String { Self.statusClass(of: statusCode) }
+
+    /// ``duration`` in seconds.
+    public var seconds: Double { duration.metricsSeconds }
+
+    /// The `status_class` label of a status code.
+    ///
+    /// - Parameter statusCode: The status code, or `nil` when there was no HTTP response.
+    /// - Returns: `1xx` … `5xx`, `none` or `other`.
+    public static func statusClass(of statusCode: Int?) -> String {
+        guard let statusCode else { return "none" }
+        switch statusCode {
+        case 100..<200: return "1xx"
+        case 200..<300: return "2xx"
+        case 300..<400: return "3xx"
+        case 400..<500: return "4xx"
+        case 500..<600: return "5xx"
+        default: return "other"
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var metricsSeconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,185 @@
+import NetworkAgent
+
+/// Measures every request (and, registered a second time, every network attempt) of a provider and hands the
+/// measurements to ``MetricsHandler``s such as a ``MetricsRegistry``.
+///
+/// ```swift
+/// let metrics = MetricsRegistry()
+/// let provider = NetworkAgentProvider<Api>(plugins: [
+///     .metrics(metrics),           // first: outermost, sees every request and the events inside it
+///     .retry(),
+///     .metricsAttempts(metrics),   // optional, last: times every attempt the retry makes
+/// ])
+/// ```
+///
+/// What it measures, in ``NetworkAgentPlugin/intercept(_:endpoint:next:)``:
+/// - per request (``Level/requests``): duration from entering the exchange to leaving it, status code and class,
+///   outcome, request and response body sizes, the in-flight count; the time to response headers of every exchange
+///   with the server (from the transport's `transport.response_headers` events); and the events other plugins emit
+///   inside the request (retries, token refreshes, cache results), through ``NetworkAgentEvents``;
+/// - per attempt (``Level/attempts``): the same for each call of the rest of the chain, which the innermost
+///   position makes one network attempt.
+///
+/// Labels are low-cardinality by construction: the route comes from the endpoint (``MetricsRouteNaming`` or the enum
+/// case name, never the URL), the method, the status class and the outcome.
+///
+/// A call that fails before the exchange (in another plugin's `onRequest`) is not seen. The outcome is that of the
+/// exchange: a response that a later `onResponse` (such as `.validate()`) turns into an error still counts by its
+/// status, e.g. a 500 is `http_error` with status class `5xx`.
+public struct MetricsPlugin: NetworkAgentPlugin {
+    /// What one call of the plugin's `intercept` stands for.
+    public enum Level: Sendable, Hashable {
+        /// A whole request: register the plugin first, outermost. Counts requests, the in-flight gauge, times to
+        /// headers and plugin events.
+        case requests
+        /// One network attempt: register the plugin last, innermost, so that each call is one send.
+        case attempts
+    }
+
+    /// The handlers that receive every observation, in order.
+    public let handlers: [any MetricsHandler]
+    /// Whether each call is a request or an attempt.
+    public let level: Level
+    /// The clock durations are read from.
+    public let clock: MetricsClock
+
+    /// Creates a metrics plugin.
+    ///
+    /// - Parameters:
+    ///   - handlers: Receive every observation, e.g. a ``MetricsRegistry`` and a bridge to another backend.
+    ///   - level: Whether each call is a request (registered first) or an attempt (registered last).
+    ///   - clock: Where durations are read. Defaults to ``MetricsClock/continuous``.
+    public init(handlers: [any MetricsHandler], level: Level = .requests, clock: MetricsClock = .continuous) {
+        self.handlers = handlers
+        self.level = level
+        self.clock = clock
+    }
+
+    /// Measures the exchange.
+    ///
+    /// - Parameters:
+    ///   - request: The request handed to the exchange.
+    ///   - endpoint: The endpoint of the call, which gives the route label.
+    ///   - next: The rest of the exchange.
+    /// - Returns: What `next` returns, unchanged.
+    /// - Throws: What `next` throws, unchanged.
+    public func intercept(
+        _ request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        next: NetworkAgentExchange
+    ) async throws -> (data: Data, response: URLResponse) {
+        let labels = MetricsLabels(endpoint: endpoint)
+        let requestBodyBytes = Self.bodySize(of: request)
+        switch level {
+        case .requests:
+            report(.requestStarted(labels))
+            let start = clock.now()
+            do {
+                let result = try await NetworkAgentEvents.observing({ [handlers] event in
+                    Self.report(Self.observation(of: event, labels: labels), to: handlers)
+                }) {
+                    try await next(request)
+                }
+                report(.requestFinished(measurement(labels, start, requestBodyBytes, result: result)))
+                return result
+            } catch {
+                report(.requestFinished(measurement(labels, start, requestBodyBytes, error: error)))
+                throw error
+            }
+        case .attempts:
+            let start = clock.now()
+            do {
+                let result = try await next(request)
+                report(.attemptFinished(measurement(labels, start, requestBodyBytes, result: result)))
+                return result
+            } catch {
+                report(.attemptFinished(measurement(labels, start, requestBodyBytes, error: error)))
+                throw error
+            }
+        }
+    }
+
+    private func report(_ observation: MetricsObservation) {
+        Self.report(observation, to: handlers)
+    }
+
+    private static func report(_ observation: MetricsObservation, to handlers: [any MetricsHandler]) {
+        for handler in handlers { handler.handle(observation) }
+    }
+
+    /// The transport's time to headers becomes ``MetricsObservation/responseHeaders(_:seconds:)``; every other event
+    /// is passed on as it is.
+    private static func observation(of event: NetworkAgentEvent, labels: MetricsLabels) -> MetricsObservation {
+        if event.source == "transport", event.name == "response_headers",
+            let seconds = event.attributes["seconds"].flatMap(Double.init), seconds.isFinite, seconds >= 0
+        {
+            return .responseHeaders(labels, seconds: seconds)
+        }
+        return .event(labels, event)
+    }
+
+    private func measurement(
+        _ labels: MetricsLabels,
+        _ start: Duration,
+        _ requestBodyBytes: Int?,
+        result: (data: Data, response: URLResponse)
+    ) -> MetricsMeasurement {
+        MetricsMeasurement(
+            labels: labels,
+            statusCode: (result.response as? HTTPURLResponse)?.statusCode,
+            outcome: MetricsOutcome(response: result.response),
+            duration: clock.now() - start,
+            requestBodyBytes: requestBodyBytes,
+            responseBodyBytes: result.data.count
+        )
+    }
+
+    private func measurement(
+        _ labels: MetricsLabels,
+        _ start: Duration,
+        _ requestBodyBytes: Int?,
+        error: any Error
+    ) -> MetricsMeasurement {
+        let failure = error as? NetworkAgentError
+        return MetricsMeasurement(
+            labels: labels,
+            statusCode: failure?.statusCode,
+            outcome: MetricsOutcome(error: error),
+            duration: clock.now() - start,
+            requestBodyBytes: requestBodyBytes,
+            responseBodyBytes: failure?.response == nil ? nil : failure?.data?.count ?? 0
+        )
+    }
+
+    /// The body size: `httpBody`'s count, a ``FileBackedBodyStream``'s file size, `nil` for any other stream.
+    static func bodySize(of request: URLRequest) -> Int? {
+        if let body = request.httpBody { return body.count }
+        guard let stream = request.httpBodyStream else { return 0 }
+        return (stream as? FileBackedBodyStream)?.fileSize
+    }
+}
+
+extension NetworkAgentPlugin where Self == MetricsPlugin {
+    /// Measures every request into a registry. Register it first, so that it is the outermost interceptor.
+    ///
+    /// - Parameters:
+    ///   - registry: Where the measurements are stored.
+    ///   - handlers: More handlers that receive every observation, e.g. a bridge to swift-metrics.
+    /// - Returns: The plugin.
+    public static func metrics(_ registry: MetricsRegistry, forwardingTo handlers: [any MetricsHandler] = []) -> Self {
+        MetricsPlugin(handlers: [registry] + handlers)
+    }
+
+    /// Measures every network attempt into a registry. Register it last, so that each call is one send.
+    ///
+    /// - Parameters:
+    ///   - registry: Where the measurements are stored.
+    ///   - handlers: More handlers that receive every observation.
+    /// - Returns: The plugin.
+    public static func metricsAttempts(
+        _ registry: MetricsRegistry,
+        forwardingTo handlers: [any MetricsHandler] = []
+    ) -> Self {
+        MetricsPlugin(handlers: [registry] + handlers, level: .attempts)
+    }
+}

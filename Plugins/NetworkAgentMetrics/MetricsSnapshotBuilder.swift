@@ -1,0 +1,174 @@
+/// Turns the registry's storage into a ``MetricsSnapshot``: families in a fixed order, series sorted by labels.
+struct MetricsSnapshotBuilder {
+    let configuration: MetricsConfiguration
+
+    private static let routeLabels = ["route", "method"]
+    private static let outcomeLabels = ["route", "method", "status_class", "outcome"]
+
+    func build(_ state: MetricsState, inFlight: Int) -> MetricsSnapshot {
+        let durations = configuration.durationBuckets
+        let sizes = configuration.sizeBuckets
+        let families: [MetricsSnapshot.Family] = [
+            counter(
+                "networkagent_requests_total",
+                "Requests that went through the exchange, by route, method, status class and outcome.",
+                Self.outcomeLabels,
+                state.requests
+            ),
+            histogram(
+                "networkagent_request_duration_seconds",
+                "Time from entering the metrics plugin's exchange to leaving it, retries and backoff included.",
+                state.requestDuration,
+                durations
+            ),
+            MetricsSnapshot.Family(
+                name: "networkagent_requests_in_flight",
+                help: "Requests inside the exchange right now.",
+                kind: .gauge,
+                labelNames: [],
+                samples: [MetricsSnapshot.Sample(labels: [:], value: Double(inFlight))]
+            ),
+            histogram(
+                "networkagent_request_body_bytes",
+                "Size of request bodies handed to the exchange; streams of unknown length are left out.",
+                state.requestBodyBytes,
+                sizes
+            ),
+            histogram(
+                "networkagent_response_body_bytes",
+                "Size of response bodies handed back from the exchange.",
+                state.responseBodyBytes,
+                sizes
+            ),
+            histogram(
+                "networkagent_response_headers_seconds",
+                "Time from sending to receiving response headers, per exchange with the server (attempts and "
+                    + "redirect hops).",
+                state.responseHeaders,
+                durations
+            ),
+            counter(
+                "networkagent_attempts_total",
+                "Network attempts, by route, method, status class and outcome (with the attempts plugin registered).",
+                Self.outcomeLabels,
+                state.attempts
+            ),
+            histogram(
+                "networkagent_attempt_duration_seconds",
+                "Duration of single network attempts (with the attempts plugin registered).",
+                state.attemptDuration,
+                durations
+            ),
+            counter(
+                "networkagent_attempt_request_body_bytes_total",
+                "Request body bytes handed to the transport, all attempts included.",
+                Self.routeLabels,
+                state.attemptRequestBodyBytes
+            ),
+            counter(
+                "networkagent_attempt_response_body_bytes_total",
+                "Response body bytes received from the transport, all attempts included.",
+                Self.routeLabels,
+                state.attemptResponseBodyBytes
+            ),
+            counter(
+                "networkagent_retries_total",
+                "Retries scheduled by a retry plugin (event retry.retry_scheduled).",
+                Self.routeLabels,
+                state.retries
+            ),
+            counter(
+                "networkagent_token_refreshes_total",
+                "Token refreshes by result (events token_refresh.refresh_succeeded and refresh_failed).",
+                ["result"],
+                state.tokenRefreshes
+            ),
+            counter(
+                "networkagent_cache_events_total",
+                "Cache lookups by result: hit, miss, revalidated, stale (events cache.<result>).",
+                ["route", "method", "result"],
+                state.cacheEvents
+            ),
+            counter(
+                "networkagent_plugin_events_total",
+                "Other events emitted by plugins during requests, by source and name.",
+                ["source", "name"],
+                state.pluginEvents
+            ),
+        ]
+        let latency = state.windows
+            .sorted { ($0.key.route, $0.key.method) < ($1.key.route, $1.key.method) }
+            .map { quantiles($0.value, route: $0.key.route, method: $0.key.method) }
+        return MetricsSnapshot(
+            families: families,
+            latency: latency,
+            overallLatency: quantiles(state.overallWindow, route: nil, method: nil)
+        )
+    }
+
+    private func counter<Key: SeriesKey>(
+        _ name: String,
+        _ help: String,
+        _ labelNames: [String],
+        _ series: CounterSeries<Key>
+    ) -> MetricsSnapshot.Family {
+        let samples = series.values
+            .map { (values: $0.key.labelValues, count: $0.value) }
+            .sorted { $0.values.lexicographicallyPrecedes($1.values) }
+            .map { MetricsSnapshot.Sample(labels: labels(labelNames, $0.values), value: Double($0.count)) }
+        return MetricsSnapshot.Family(name: name, help: help, kind: .counter, labelNames: labelNames, samples: samples)
+    }
+
+    private func histogram(
+        _ name: String,
+        _ help: String,
+        _ series: HistogramSeries<RouteKey>,
+        _ bounds: [Double]
+    ) -> MetricsSnapshot.Family {
+        let samples = series.values
+            .map { (values: $0.key.labelValues, data: $0.value) }
+            .sorted { $0.values.lexicographicallyPrecedes($1.values) }
+            .map { entry in
+                var running: UInt64 = 0
+                var buckets: [MetricsSnapshot.Bucket] = []
+                buckets.reserveCapacity(bounds.count)
+                for (bound, count) in zip(bounds, entry.data.counts) {
+                    running &+= count
+                    buckets.append(MetricsSnapshot.Bucket(upperBound: bound, cumulativeCount: running))
+                }
+                let histogram = MetricsSnapshot.Histogram(
+                    buckets: buckets,
+                    sum: entry.data.sum,
+                    count: entry.data.count
+                )
+                return MetricsSnapshot.Sample(
+                    labels: labels(Self.routeLabels, entry.values),
+                    value: Double(entry.data.count),
+                    histogram: histogram
+                )
+            }
+        return MetricsSnapshot.Family(
+            name: name,
+            help: help,
+            kind: .histogram,
+            labelNames: Self.routeLabels,
+            samples: samples
+        )
+    }
+
+    private func labels(_ names: [String], _ values: [String]) -> [String: String] {
+        Dictionary(zip(names, values), uniquingKeysWith: { first, _ in first })
+    }
+
+    private func quantiles(_ window: Window, route: String?, method: String?) -> MetricsSnapshot.Quantiles {
+        let values = window.quantiles()
+        return MetricsSnapshot.Quantiles(
+            route: route,
+            method: method,
+            count: window.values.count,
+            p50: values?.p50,
+            p95: values?.p95,
+            p99: values?.p99
+        )
+    }
+}

@@ -1,0 +1,168 @@
+/// The label values of one series, as stored by the registry: small concrete keys so that a lookup hashes a few
+/// strings and allocates nothing.
+protocol SeriesKey: Hashable, Sendable {
+    /// The series folded into when a metric holds ``MetricsConfiguration/maximumSeriesPerMetric`` label sets.
+    static var overflow: Self { get }
+    /// The label values, in the family's label-name order.
+    var labelValues: [String] { get }
+}
+
+/// The value of every label of the overflow series.
+let overflowLabel = "overflow"
+
+struct RouteKey: SeriesKey {
+    var route: String
+    var method: String
+
+    init(_ labels: MetricsLabels) {
+        route = labels.route
+        method = labels.method
+    }
+
+    init(route: String, method: String) {
+        self.route = route
+        self.method = method
+    }
+
+    static let overflow = RouteKey(route: overflowLabel, method: overflowLabel)
+    var labelValues: [String] { [route, method] }
+}
+
+struct OutcomeKey: SeriesKey {
+    var route: String
+    var method: String
+    var statusClass: String
+    var outcome: String
+
+    static let overflow = OutcomeKey(
+        route: overflowLabel,
+        method: overflowLabel,
+        statusClass: overflowLabel,
+        outcome: overflowLabel
+    )
+    var labelValues: [String] { [route, method, statusClass, outcome] }
+}
+
+struct RouteResultKey: SeriesKey {
+    var route: String
+    var method: String
+    var result: String
+
+    static let overflow = RouteResultKey(route: overflowLabel, method: overflowLabel, result: overflowLabel)
+    var labelValues: [String] { [route, method, result] }
+}
+
+struct ResultKey: SeriesKey {
+    var result: String
+
+    static let overflow = ResultKey(result: overflowLabel)
+    var labelValues: [String] { [result] }
+}
+
+struct EventKey: SeriesKey {
+    var source: String
+    var name: String
+
+    static let overflow = EventKey(source: overflowLabel, name: overflowLabel)
+    var labelValues: [String] { [source, name] }
+}
+
+/// The series of one counter.
+struct CounterSeries<Key: SeriesKey>: Sendable {
+    var values: [Key: UInt64] = [:]
+
+    mutating func add(_ amount: UInt64, to key: Key, limit: Int) {
+        let key = values.count < limit || values[key] != nil ? key : Key.overflow
+        values[key, default: 0] &+= amount
+    }
+}
+
+/// The observations of one histogram series: a count per bucket (not cumulative; the last is `+Inf`).
+struct HistogramData: Sendable {
+    var counts: [UInt64]
+    var sum: Double = 0
+    var count: UInt64 = 0
+
+    init(bucketCount: Int) {
+        counts = Array(repeating: 0, count: bucketCount + 1)
+    }
+}
+
+/// The series of one histogram.
+struct HistogramSeries<Key: SeriesKey>: Sendable {
+    var values: [Key: HistogramData] = [:]
+
+    /// Records `value`, which falls in bucket `index` (of `bucketCount` finite buckets; `bucketCount` is `+Inf`).
+    mutating func observe(_ value: Double, bucket index: Int, bucketCount: Int, key: Key, limit: Int) {
+        let key = values.count < limit || values[key] != nil ? key : Key.overflow
+        values[key, default: HistogramData(bucketCount: bucketCount)].record(value, bucket: index)
+    }
+}
+
+extension HistogramData {
+    mutating func record(_ value: Double, bucket index: Int) {
+        counts[index] &+= 1
+        sum += value
+        count &+= 1
+    }
+}
+
+/// The most recent values, up to a capacity, in a ring.
+struct Window: Sendable {
+    var values: [Double] = []
+    var next = 0
+
+    mutating func add(_ value: Double, capacity: Int) {
+        if values.count < capacity {
+            values.append(value)
+        } else {
+            values[next] = value
+            next = (next + 1) % capacity
+        }
+    }
+
+    /// p50, p95 and p99 by nearest rank: the smallest value with at least p·n values at or below it.
+    func quantiles() -> (p50: Double, p95: Double, p99: Double)? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        func rank(_ p: Double) -> Double {
+            let index = Int((p * Double(sorted.count)).rounded(.up)) - 1
+            return sorted[min(max(index, 0), sorted.count - 1)]
+        }
+        return (rank(0.5), rank(0.95), rank(0.99))
+    }
+}
+
+/// The index of the bucket a value falls in: the first bound it does not exceed, or `bounds.count` (`+Inf`).
+func bucketIndex(of value: Double, in bounds: [Double]) -> Int {
+    var low = 0
+    var high = bounds.count
+    while low < high {
+        let middle = (low + high) / 2
+        if value <= bounds[middle] {
+            high = middle
+        } else {
+            low = middle + 1
+        }
+    }
+    return low
+}
+
+/// Everything a registry counts, guarded by its mutex.
+struct MetricsState: Sendable {
+    var requests = CounterSeries<OutcomeKey>()
+    var requestDuration = HistogramSeries<RouteKey>()
+    var requestBodyBytes = HistogramSeries<RouteKey>()
+    var responseBodyBytes = HistogramSeries<RouteKey>()
+    var responseHeaders = HistogramSeries<RouteKey>()
+    var attempts = CounterSeries<OutcomeKey>()
+    var attemptDuration = HistogramSeries<RouteKey>()
+    var attemptRequestBodyBytes = CounterSeries<RouteKey>()
+    var attemptResponseBodyBytes = CounterSeries<RouteKey>()
+    var retries = CounterSeries<RouteKey>()
+    var tokenRefreshes = CounterSeries<ResultKey>()
+    var cacheEvents = CounterSeries<RouteResultKey>()
+    var pluginEvents = CounterSeries<EventKey>()
+    var windows: [RouteKey: Window] = [:]
+    var overallWindow = Window()
+}
