@@ -110,8 +110,36 @@ struct PokedexRun {
     @Test func verboseLogsEachRequestToStandardError() async throws {
         let run = try await run(["--verbose", "show", "25"])
         #expect(run.status == 0)
-        #expect(run.error.contains("--> GET http://127.0.0.1:"))
+        #expect(run.error.contains("--> GET http://pokeapi.mirror/api/v2/pokemon/25/"))
         #expect(run.error.contains("<-- 200 GET"))
         #expect(!run.output.contains("-->"))
+    }
+
+    @Test func offlineAfterAWarmSyncNeedsNoNetwork() async throws {
+        let sync = try await run(["sync"])
+        #expect(sync.status == 0, "\(sync.error)")
+        // --offline starts no mirror and its transport refuses to reach one: every answer comes from the cache.
+        let byName = try await run(["--offline", "show", "mew"])
+        #expect(byName.status == 0, "\(byName.error)")
+        #expect(byName.output.contains("psychic"))
+        let byId = try await run(["--offline", "show", "25"])
+        #expect(byId.output.contains("#25 Pikachu"))
+        let type = try await run(["--offline", "--metrics", "show", "1"])
+        #expect(type.error.contains("result=\"hit\""))
+        #expect(!type.error.contains("result=\"miss\""))
+    }
+
+    @Test func offlineWithAColdCacheSaysSoInOneLine() async throws {
+        let run = try await run(["--offline", "show", "mew"])
+        #expect(run.status == 1)
+        #expect(run.error == "pokedex: pokemon mew is not in the cache (run `pokedex sync` while online)\n")
+    }
+
+    @Test func metricsArePrintedAsPrometheusText() async throws {
+        let run = try await run(["--metrics", "show", "pikachu"])
+        #expect(run.status == 0)
+        #expect(run.error.contains("# TYPE networkagent_requests_total counter"))
+        #expect(run.error.contains("route=\"/pokemon/{name}\""))
+        #expect(!run.error.contains("pikachu"), "route labels are templates, never raw URLs")
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentAuth
+import NetworkAgentMetrics
 
 /// The PokeAPI v2 endpoints the Pokédex uses, against a base URL such as `https://pokeapi.co/api/v2` or the
 /// offline mirror's `http://127.0.0.1:<port>/api/v2`.
-public struct PokeAPI: NetworkAgentEndpoint, AuthorizableEndpoint {
+public struct PokeAPI: NetworkAgentEndpoint, AuthorizableEndpoint, MetricsRouteNaming {
     /// One PokeAPI call.
     public enum Route: Sendable, Hashable {
         /// A page of the pokemon list.
@@ -69,8 +70,8 @@ public struct PokeAPI: NetworkAgentEndpoint, AuthorizableEndpoint {
     /// Ten seconds for any call.
     public var timeout: Duration? { .seconds(10) }
 
-    /// A low-cardinality name for metrics and logs: the route's template, never the raw URL.
-    public var routeTemplate: String {
+    /// A low-cardinality name for metrics: the route's template, never the raw URL.
+    public var metricsRoute: String {
         switch route {
         case .pokemonList, .allNames: "/pokemon"
         case .pokemon: "/pokemon/{name}"

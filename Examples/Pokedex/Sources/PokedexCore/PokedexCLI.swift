@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgent
+import NetworkAgentMetrics
 
 /// The `pokedex` command: parses arguments, starts the offline mirror when no `--base-url` is given, runs the
 /// command and prints its result.
@@ -56,14 +57,23 @@ public enum PokedexCLI {
             break
         }
 
+        // Without --base-url the mirror runs in this process; the client reaches it through a stable origin, so the
+        // cache filled by one run serves the next, whatever port the mirror gets.
         var mirror: PokeAPIMirror?
         if options.baseURL == nil, !options.offline {
             mirror = try PokeAPIMirror(options: mirrorOptions(options))
         }
         defer { mirror?.stop() }
-        let baseURL = options.baseURL ?? mirror?.baseURL ?? URL(fileURLWithPath: "/")
-        let provider = try await PokedexClient.makeProvider(options: options, baseURL: baseURL)
-        let repository = PokedexRepository(provider: provider, baseURL: baseURL, offline: options.offline)
+        let baseURL = options.baseURL ?? MirrorRoutingTransport.mirrorOrigin.appendingPathComponent("api/v2")
+        let transport = MirrorRoutingTransport(
+            base: URLSessionTransport(),
+            mirror: mirror.map { URL(string: "http://127.0.0.1:\($0.port)")! }
+        )
+        let client = try await PokedexClient(options: options, baseURL: baseURL, transport: transport)
+        defer {
+            if let metrics = client.metrics { Terminal.error(metrics.prometheusText(), terminator: "") }
+        }
+        let repository = PokedexRepository(provider: client.provider, baseURL: baseURL, offline: options.offline)
         let renderer = Renderer(terminal: terminal)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -77,7 +87,7 @@ public enum PokedexCLI {
                     ? String(decoding: try encoder.encode(page), as: UTF8.self) : renderer.list(page, offset: offset)
             )
         case .show(let name):
-            let pokemon = try await repository.pokemon(name)
+            let pokemon = try await pokemon(name, repository: repository, offline: options.offline)
             let species = try? await repository.species(pokemon.species.name)
             Terminal.output(
                 options.json
@@ -104,24 +114,30 @@ public enum PokedexCLI {
         }
     }
 
-    /// Fetches every Generation I pokemon and species, eight at a time, with a progress bar on a terminal.
+    /// The Generation I pokemon, as the list's first page names them.
+    static let generationOne = (limit: 151, offset: 0)
+
+    /// Fetches the Generation I list, then every Generation I pokemon and species by name, eight at a time, with a
+    /// progress bar on a terminal (a summary line otherwise). Everything lands in the cache for `--offline`.
     static func sync(repository: PokedexRepository, terminal: Terminal) async throws {
-        let ids = Array(1...151)
-        let total = ids.count * 2
         let start = ContinuousClock.now
+        let names = try await repository.list(limit: generationOne.limit, offset: generationOne.offset).results.map(
+            \.name
+        )
+        let total = names.count * 2
         var done = 0
         var failures: [String] = []
         try await withThrowingTaskGroup(of: String?.self) { group in
-            var pending = ids.makeIterator()
+            var pending = names.makeIterator()
             func enqueue() {
-                guard let id = pending.next() else { return }
+                guard let name = pending.next() else { return }
                 group.addTask {
                     do {
-                        _ = try await repository.pokemon(String(id))
-                        _ = try await repository.species(String(id))
+                        let pokemon = try await repository.pokemon(name)
+                        _ = try await repository.species(pokemon.species.name)
                         return nil
                     } catch {
-                        return "#\(id): \(error)"
+                        return "\(name): \(error)"
                     }
                 }
             }
@@ -132,11 +148,8 @@ public enum PokedexCLI {
                 if terminal.isInteractive {
                     let width = 30
                     let filled = done * width / total
-                    Terminal.output(
-                        "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-                            + "] \(done)/\(total)",
-                        terminator: ""
-                    )
+                    let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+                    Terminal.output("\r[\(bar)] \(done)/\(total)", terminator: "")
                 }
                 enqueue()
             }
@@ -148,5 +161,15 @@ public enum PokedexCLI {
         if let first = failures.first {
             throw PokedexError.unreachable("\(failures.count) pokemon failed to sync, first \(first)")
         }
+    }
+
+    /// A pokemon by name, or by id — offline, an id is looked up in the cached Generation I list.
+    static func pokemon(_ name: String, repository: PokedexRepository, offline: Bool) async throws -> Pokemon {
+        guard offline, let id = Int(name) else { return try await repository.pokemon(name) }
+        let list = try await repository.list(limit: generationOne.limit, offset: generationOne.offset)
+        guard let match = list.results.first(where: { $0.id == id }) else {
+            throw PokedexError.notCached("pokemon \(name)")
+        }
+        return try await repository.pokemon(match.name)
     }
 }

@@ -1,20 +1,33 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentAuth
+import NetworkAgentDiskCache
+import NetworkAgentGzip
 import NetworkAgentLogging
+import NetworkAgentMetrics
 import NetworkAgentTokenRefresh
 
 /// The one place where the Pokédex's provider and its plugin chain are built.
 ///
 /// The chain, outermost first (Docs/Design.md explains the order):
-/// 1. logging (`--verbose`) — sees each call, each attempt and the other plugins' events;
-/// 2. token refresh (`--auth`) — adds the Bearer token and, on a 401, refreshes it once for every request that
-///    was rejected at the same time, then re-sends the final request.
+/// 1. metrics (`--metrics`) — every call, with the route template as label and the other plugins' events counted;
+/// 2. logging (`--verbose`) — each call and the other plugins' events, secrets redacted;
+/// 3. token refresh (`--auth`) — adds the Bearer token and, on a 401, refreshes it once for every request rejected at
+///    the same time, then re-sends the final request;
+/// 4. retry — 503s, resets and refused connections, honouring `Retry-After`, for these safe `GET`s;
+/// 5. gzip — responses decoded consistently, request bodies compressed;
+/// 6. disk cache (unless `--no-cache`) — innermost: a fresh hit never reaches the network, and `--offline` answers
+///    from it alone.
 ///
 /// Status codes are left to the repository, which maps 404 to "not found".
-public enum PokedexClient {
+public struct PokedexClient: Sendable {
     /// The agent's settings: the app's own product token in the `User-Agent`.
     public static let configuration = NetworkAgentConfiguration(appToken: "pokedex/\(PokedexCLI.version)")
+
+    /// The provider with the chain.
+    public let provider: NetworkAgentProvider<PokeAPI>
+    /// The metrics the chain records, when `--metrics` is on.
+    public let metrics: MetricsRegistry?
 
     /// Builds the provider with the plugins the options ask for.
     ///
@@ -22,30 +35,54 @@ public enum PokedexClient {
     ///   - options: The command line.
     ///   - baseURL: The API's base URL (the token endpoint lives there too).
     ///   - transport: The transport (a fresh URLSession transport by default).
-    /// - Returns: The provider.
     /// - Throws: When `--auth` is on and the first token cannot be had.
-    public static func makeProvider(
+    public init(
         options: PokedexOptions,
         baseURL: URL,
         transport: any HTTPTransport = URLSessionTransport()
-    ) async throws -> NetworkAgentProvider<PokeAPI> {
-        let agent = NetworkAgent(transport: transport, configuration: configuration)
+    ) async throws {
+        let agent = NetworkAgent(transport: transport, configuration: Self.configuration)
         var plugins: [any NetworkAgentPlugin] = []
+        metrics = options.metrics ? MetricsRegistry() : nil
+        if let metrics {
+            plugins.append(.metrics(metrics))
+        }
         if options.verbose {
             plugins.append(.logging(.basic))
         }
         if options.auth {
             let refresher = TokenRefresher(
-                token: try await fetchToken(agent: agent, baseURL: baseURL),
+                token: try await Self.fetchToken(agent: agent, baseURL: baseURL),
                 refreshMargin: .milliseconds(50),
                 maximumRefreshes: 20,
                 refreshWindow: .seconds(10),
                 onSessionExpired: { error in Terminal.error("pokedex: the session expired: \(error)") },
-                refresh: { agent, _ in try await fetchToken(agent: agent, baseURL: baseURL) }
+                refresh: { agent, _ in try await Self.fetchToken(agent: agent, baseURL: baseURL) }
             )
-            plugins.append(.tokenRefresh(refresher))
+            // The mirror's stable origin is plain http, but it only ever routes to loopback.
+            let mirrorHost = MirrorRoutingTransport.mirrorOrigin.host.map { Set([$0]) } ?? []
+            plugins.append(.tokenRefresh(refresher, plainHTTPHosts: mirrorHost))
         }
-        return NetworkAgentProvider(plugins: plugins, agent: agent)
+        plugins.append(.gzip())
+        if !options.noCache {
+            plugins.append(try Self.cache(options))
+        }
+        if options.offline {
+            plugins.append(CacheOnly())
+        }
+        provider = NetworkAgentProvider(plugins: plugins, agent: agent)
+    }
+
+    /// The disk cache in `--cache-dir`, or in the user's cache directory.
+    static func cache(_ options: PokedexOptions) throws -> DiskCachePlugin {
+        let directory =
+            options.cacheDirectory
+            ?? DiskStore.defaultDirectory.deletingLastPathComponent().appendingPathComponent("pokedex")
+        do {
+            return try .diskCache(directory: directory)
+        } catch {
+            throw PokedexError.usage("cannot use the cache in \(directory.path): \(error.message)")
+        }
     }
 
     /// The mirror's token response.
@@ -66,5 +103,15 @@ public enum PokedexClient {
             credential: .bearer(token.accessToken),
             expiresIn: .milliseconds(Int64(token.expiresIn * 1000))
         )
+    }
+}
+
+/// `--offline`: asks the disk cache to answer from what it has, stale or not, and never the network
+/// (RFC 9111 `only-if-cached`; the cache answers 504 when it has nothing).
+struct CacheOnly: NetworkAgentPlugin {
+    func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
+        var request = request
+        request.setValue("only-if-cached, max-stale", forHTTPHeaderField: "Cache-Control")
+        return request
     }
 }

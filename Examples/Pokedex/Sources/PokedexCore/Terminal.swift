@@ -44,7 +44,7 @@ public struct Terminal: Sendable {
     }
 
     /// Writes a line to standard error.
-    public static func error(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+    public static func error(_ line: String, terminator: String = "\n") {
+        FileHandle.standardError.write(Data((line + terminator).utf8))
     }
 }

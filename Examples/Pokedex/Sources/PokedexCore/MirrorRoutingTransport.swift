@@ -1,0 +1,50 @@
+import Foundation
+import NetworkAgent
+
+/// Sends requests for the offline mirror's stable origin (`http://pokeapi.mirror`) to wherever the mirror listens
+/// on loopback this time, like a hosts-file entry.
+///
+/// The plugins above it — the disk cache above all — see the stable URL, so what `sync` caches is found again by a
+/// later `--offline` run, whatever port the mirror had. Everything else passes through unchanged.
+public struct MirrorRoutingTransport: HTTPTransport {
+    /// The origin the example uses for its offline mirror.
+    public static let mirrorOrigin = URL(string: "http://pokeapi.mirror")!
+
+    /// The transport that really sends.
+    public let base: any HTTPTransport
+    /// Where the mirror listens, e.g. `http://127.0.0.1:41234`; `nil` when no mirror runs (`--offline`).
+    public let mirror: URL?
+
+    /// Creates a routing transport.
+    public init(base: any HTTPTransport, mirror: URL?) {
+        self.base = base
+        self.mirror = mirror
+    }
+
+    /// Sends through ``base``, after pointing mirror requests at the mirror.
+    public func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
+        try await base.send(routed(request))
+    }
+
+    /// Streams through ``base``, after pointing mirror requests at the mirror.
+    public func stream(_ request: URLRequest) async throws -> HTTPStreamResponse {
+        try await base.stream(routed(request))
+    }
+
+    private func routed(_ request: URLRequest) throws -> URLRequest {
+        guard let url = request.url, url.host == Self.mirrorOrigin.host else { return request }
+        guard let mirror, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            throw NetworkAgentError(
+                .transport,
+                "the offline mirror is not running",
+                underlying: URLError(.cannotConnectToHost)
+            )
+        }
+        components.scheme = mirror.scheme
+        components.host = mirror.host
+        components.port = mirror.port
+        var routed = request
+        routed.url = components.url
+        return routed
+    }
+}
