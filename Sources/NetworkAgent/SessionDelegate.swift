@@ -92,15 +92,22 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let id = dataTask.taskIdentifier
+        // Mutated in place: copying the state out and back would copy the whole body on every chunk.
         let (chunks, progress) = tasks.withLock {
             tasks -> (ChunkBuffer?, (TransferProgress.Handler, TransferProgress)?) in
-            let id = dataTask.taskIdentifier
-            guard var state = tasks[id] else { return (nil, nil) }
-            state.transferred.bytesReceived += data.count
+            guard tasks[id] != nil else { return (nil, nil) }
+            tasks[id]?.transferred.bytesReceived += data.count
             var chunks: ChunkBuffer?
-            if case .stream(_, let buffer) = state.sink { chunks = buffer } else { state.data.append(data) }
-            tasks[id] = state
-            return (chunks, state.progress.map { ($0, state.transferred) })
+            if case .stream(_, let buffer) = tasks[id]?.sink {
+                chunks = buffer
+            } else {
+                tasks[id]?.data.append(data)
+            }
+            guard let handler = tasks[id]?.progress, let transferred = tasks[id]?.transferred else {
+                return (chunks, nil)
+            }
+            return (chunks, (handler, transferred))
         }
         chunks?.append(data)
         if let (handler, transferred) = progress { handler(transferred) }

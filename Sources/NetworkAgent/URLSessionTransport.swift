@@ -155,17 +155,19 @@ public final class URLSessionTransport: HTTPTransport {
         return session.dataTask(with: sent)
     }
 
-    /// Cancels `task` at `deadline`, marking it timed out. The timer runs on a Dispatch queue, not on the Swift
-    /// concurrency pool, so a deadline fires even while an app keeps every pool thread busy.
-    private func startTimer(for task: URLSessionTask, deadline: ContinuousClock.Instant) -> DispatchWorkItem {
-        let timer = DispatchWorkItem { [delegate] in
+    /// Cancels `task` at `deadline`, marking it timed out. The timer is a Dispatch timer, not a Swift task, so a
+    /// deadline fires even while an app keeps every thread of the concurrency pool busy; cancelling it releases the
+    /// task at once (a cancelled `asyncAfter` work item would hold it until its deadline).
+    private func startTimer(for task: URLSessionTask, deadline: ContinuousClock.Instant) -> any DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        let remaining = ContinuousClock.now.duration(to: deadline).components
+        let nanoseconds = max(0, Int(remaining.seconds) * 1_000_000_000 + Int(remaining.attoseconds / 1_000_000_000))
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
+        timer.setEventHandler { [delegate] in
             delegate.markTimedOut(task.taskIdentifier)
             task.cancel()
         }
-        let remaining = ContinuousClock.now.duration(to: deadline)
-        let nanoseconds =
-            Int(remaining.components.seconds) * 1_000_000_000 + Int(remaining.components.attoseconds / 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds)), execute: timer)
+        timer.resume()
         return timer
     }
 
