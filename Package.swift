@@ -4,7 +4,9 @@ import PackageDescription
 // MARK: - Plugins
 // Each plugin is its own library product `X`, a target under `Plugins/X/` and a test target `XTests`.
 // A plugin depends on the core and on nothing else but the targets listed here.
-let plugins: [(name: String, dependencies: [Target.Dependency])] = []
+let plugins: [(name: String, dependencies: [Target.Dependency])] = [
+    ("NetworkAgentRetry", [])
+]
 
 // MARK: - Core Library
 var products: [Product] = [
