@@ -3,7 +3,7 @@ public import NetworkAgent
 /// Repeats failed attempts of a call with exponential backoff and jitter, within a time budget, for idempotent
 /// requests only.
 ///
-/// Register it with `.retry()` (see ``NetworkAgentPlugin/retry(_:clock:random:idempotencyKey:shouldRetry:)``).
+/// Register it with `.retry()` (see ``NetworkAgentPlugin/retry(_:clock:shouldRetry:random:idempotencyKey:)``).
 /// It works in ``intercept(_:endpoint:next:)``: each attempt calls `next(request)` again, so the plugins
 /// registered after it run once per attempt and those before it once per call.
 ///
@@ -29,7 +29,8 @@ public import NetworkAgent
 ///   ``NetworkAgentError/Code/cancelled``, sending nothing more.
 ///
 /// Each decision is emitted as a ``NetworkAgentEvent`` with source `retry`: `retry_scheduled` (`attempt`,
-/// `reason`, `delay_ms`, `delay_source`), `retry_exhausted` (`attempts`, `reason`, `stop`) and `retry_vetoed`
+/// `reason`, `delay_ms`, `delay_source`), `retry_exhausted` (`attempts`, `reason`, `stop`, and `retry_after_ms`
+/// when the server asked for too long) and `retry_vetoed`
 /// (`attempt`, `reason`, `veto`).
 ///
 /// One plugin value serves any number of concurrent calls: it keeps no state between calls.
@@ -64,18 +65,18 @@ public struct RetryPlugin: NetworkAgentPlugin {
     ///   - policy: When and how often to retry; defaults to ``Policy/default``.
     ///   - clock: Measures the time budget, reads the wall clock for `Retry-After` dates and sleeps between
     ///     attempts; defaults to ``SystemRetryClock``. Tests pass a virtual clock.
+    ///   - shouldRetry: Called for each failed attempt the policy would retry, before the delay is chosen; return
+    ///     `false` to stop and hand back that attempt's outcome. `nil` (the default) vetoes nothing.
     ///   - random: Returns a value in `0...1` for the jitter (values outside are clamped); defaults to
     ///     ``systemRandomUnit()``. Tests pass a fixed or seeded source.
     ///   - idempotencyKey: Makes the key added under ``NonIdempotentMethods/addIdempotencyKey``; defaults to
     ///     ``randomIdempotencyKey()``.
-    ///   - shouldRetry: Called for each failed attempt the policy would retry, before the delay is chosen; return
-    ///     `false` to stop and hand back that attempt's outcome. `nil` (the default) vetoes nothing.
     public init(
         policy: Policy = .default,
         clock: any RetryClock = SystemRetryClock(),
+        shouldRetry: (@Sendable (FailedAttempt) -> Bool)? = nil,
         random: @escaping @Sendable () -> Double = RetryPlugin.systemRandomUnit,
-        idempotencyKey: @escaping @Sendable () -> String = RetryPlugin.randomIdempotencyKey,
-        shouldRetry: (@Sendable (FailedAttempt) -> Bool)? = nil
+        idempotencyKey: @escaping @Sendable () -> String = RetryPlugin.randomIdempotencyKey
     ) {
         self.policy = policy
         self.clock = clock
@@ -276,10 +277,11 @@ public struct RetryPlugin: NetworkAgentPlugin {
                 ["attempt": "\(failure.number)", "reason": failure.reason.description, "veto": stop.name]
             )
         } else {
-            emit(
-                "retry_exhausted",
-                ["attempts": "\(failure.number)", "reason": failure.reason.description, "stop": stop.name]
-            )
+            var attributes = ["attempts": "\(failure.number)", "reason": failure.reason.description, "stop": stop.name]
+            if case .retryAfterTooLong(let delay) = stop {
+                attributes["retry_after_ms"] = "\(Self.milliseconds(delay))"
+            }
+            emit("retry_exhausted", attributes)
         }
         if let error = failure.error { throw Self.annotate(error, attempts: failure.number, stop: stop) }
         guard let response = failure.response else {
@@ -329,24 +331,24 @@ extension NetworkAgentPlugin where Self == RetryPlugin {
     /// - Parameters:
     ///   - policy: When and how often to retry; defaults to ``RetryPlugin/Policy/default``.
     ///   - clock: The clock for the budget, `Retry-After` dates and sleeps; defaults to ``SystemRetryClock``.
+    ///   - shouldRetry: Vetoes a retry the policy would make by returning `false`; `nil` vetoes nothing.
     ///   - random: A source of values in `0...1` for the jitter; defaults to the system's generator.
     ///   - idempotencyKey: Makes keys for ``RetryPlugin/NonIdempotentMethods/addIdempotencyKey``; defaults to a
     ///     quoted random UUID.
-    ///   - shouldRetry: Vetoes a retry the policy would make by returning `false`; `nil` vetoes nothing.
     /// - Returns: A ``RetryPlugin``.
     public static func retry(
         _ policy: RetryPlugin.Policy = .default,
         clock: any RetryClock = SystemRetryClock(),
+        shouldRetry: (@Sendable (RetryPlugin.FailedAttempt) -> Bool)? = nil,
         random: @escaping @Sendable () -> Double = RetryPlugin.systemRandomUnit,
-        idempotencyKey: @escaping @Sendable () -> String = RetryPlugin.randomIdempotencyKey,
-        shouldRetry: (@Sendable (RetryPlugin.FailedAttempt) -> Bool)? = nil
+        idempotencyKey: @escaping @Sendable () -> String = RetryPlugin.randomIdempotencyKey
     ) -> RetryPlugin {
         RetryPlugin(
             policy: policy,
             clock: clock,
+            shouldRetry: shouldRetry,
             random: random,
-            idempotencyKey: idempotencyKey,
-            shouldRetry: shouldRetry
+            idempotencyKey: idempotencyKey
         )
     }
 }
