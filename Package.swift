@@ -11,6 +11,7 @@ let plugins: [(name: String, dependencies: [Target.Dependency])] = [
     (name: "NetworkAgentGzip", dependencies: ["CZlib"]),
     (name: "NetworkAgentDiskCache", dependencies: []),
     (name: "NetworkAgentMetrics", dependencies: []),
+    (name: "NetworkAgentRetry", dependencies: []),
 ]
 
 // MARK: - Core Library

@@ -1,0 +1,118 @@
+import NetworkAgent
+
+/// Parses the three `HTTP-date` formats a recipient must accept (RFC 9110 §5.6.7): IMF-fixdate
+/// (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`) and
+/// ANSI C's asctime form (`Sun Nov  6 08:49:37 1994`).
+enum HTTPDate {
+    private static let shortDayNames: Set<Substring> = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    private static let longDayNames: Set<Substring> = [
+        "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
+    ]
+    private static let monthNames: [Substring] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+
+    /// The date an `HTTP-date` stands for, or `nil` when the text is none of its forms or names no real date.
+    ///
+    /// - Parameters:
+    ///   - text: The date, without surrounding whitespace.
+    ///   - now: The current date, to place the two-digit year of the RFC 850 form: a year that would be more
+    ///     than 50 years in the future is the most recent past year with the same last two digits.
+    /// - Returns: The date.
+    static func parse(_ text: String, now: Date) -> Date? {
+        let tokens = text.split(separator: " ", omittingEmptySubsequences: true)
+        let fields: (day: Int, month: Int, year: Int, time: Substring)
+        if tokens.count == 6, tokens[0].last == ",", shortDayNames.contains(tokens[0].dropLast()), tokens[5] == "GMT" {
+            // IMF-fixdate: day-name "," SP 2DIGIT SP month SP 4DIGIT SP time-of-day SP "GMT"
+            guard let day = number(tokens[1], digits: 2...2), let month = month(tokens[2]),
+                let year = number(tokens[3], digits: 4...4)
+            else { return nil }
+            fields = (day, month, year, tokens[4])
+        } else if tokens.count == 4, tokens[0].last == ",", longDayNames.contains(tokens[0].dropLast()),
+            tokens[3] == "GMT"
+        {
+            // rfc850-date: day-name-l "," SP 2DIGIT "-" month "-" 2DIGIT SP time-of-day SP "GMT"
+            let parts = tokens[1].split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 3, let day = number(parts[0], digits: 2...2), let month = month(parts[1]),
+                let shortYear = number(parts[2], digits: 2...2)
+            else { return nil }
+            fields = (day, month, fullYear(shortYear, now: now), tokens[2])
+        } else if tokens.count == 5, shortDayNames.contains(tokens[0]) {
+            // asctime-date: day-name SP month SP ( 2DIGIT / ( SP DIGIT ) ) SP time-of-day SP 4DIGIT
+            guard let month = month(tokens[1]), let day = number(tokens[2], digits: 1...2),
+                let year = number(tokens[4], digits: 4...4)
+            else { return nil }
+            fields = (day, month, year, tokens[3])
+        } else {
+            return nil
+        }
+        guard let seconds = secondsOfDay(fields.time), (1...12).contains(fields.month),
+            (1...daysIn(month: fields.month, year: fields.year)).contains(fields.day)
+        else { return nil }
+        let days = daysSinceEpoch(year: fields.year, month: fields.month, day: fields.day)
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + seconds))
+    }
+
+    private static func number(_ text: Substring, digits: ClosedRange<Int>) -> Int? {
+        guard digits.contains(text.utf8.count),
+            text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return Int(text)
+    }
+
+    private static func month(_ text: Substring) -> Int? {
+        monthNames.firstIndex(of: text).map { $0 + 1 }
+    }
+
+    /// `hour ":" minute ":" second`, two digits each; a leap second (60) is allowed.
+    private static func secondsOfDay(_ text: Substring) -> Int? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, let hour = number(parts[0], digits: 2...2),
+            let minute = number(parts[1], digits: 2...2),
+            let second = number(parts[2], digits: 2...2), hour < 24, minute < 60, second <= 60
+        else { return nil }
+        return hour * 3600 + minute * 60 + second
+    }
+
+    private static func isLeap(_ year: Int) -> Bool {
+        (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: isLeap(year) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar, counting eras of 400 years
+    /// (146,097 days) from 0000-03-01 so that the leap day ends each year.
+    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let monthFromMarch = (month + 9) % 12
+        let dayOfYear = (153 * monthFromMarch + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The Gregorian year a date falls in (the inverse of ``daysSinceEpoch(year:month:day:)`` for the year).
+    private static func year(of date: Date) -> Int {
+        let days = Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) + 719_468
+        let era = (days >= 0 ? days : days - 146_096) / 146_097
+        let dayOfEra = days - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthFromMarch = (5 * dayOfYear + 2) / 153
+        return yearOfEra + era * 400 + (monthFromMarch >= 10 ? 1 : 0)
+    }
+
+    /// The latest year ending in `shortYear` that is at most 50 years after the current one (RFC 9110 §5.6.7).
+    private static func fullYear(_ shortYear: Int, now: Date) -> Int {
+        let latest = year(of: now) + 50
+        let back = ((latest - shortYear) % 100 + 100) % 100
+        return latest - back
+    }
+}

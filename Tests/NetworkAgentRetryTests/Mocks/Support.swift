@@ -1,0 +1,91 @@
+import Foundation
+import NetworkAgent
+import NetworkAgentRetry
+
+/// An endpoint pointed at a test server or stub.
+struct RetryEndpoint: NetworkAgentEndpoint {
+    var baseURL: URL
+    var path = "/"
+    var method = HTTPMethod.get
+    var headers: [String: String] = ["Content-Type": "application/json", "Accept": "application/json"]
+    var task = HTTPTask.requestPlain
+    var timeout: Duration?
+
+    static let stubbed = RetryEndpoint(baseURL: URL(string: "http://stub.invalid")!)
+}
+
+/// A reproducible source of values in `0...1` (SplitMix64).
+final class SeededRandom: Sendable {
+    private let state: Locked<UInt64>
+
+    init(seed: UInt64) {
+        state = Locked(seed)
+    }
+
+    func unit() -> Double {
+        let bits = state.withLock { state -> UInt64 in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        return Double(bits >> 11) / Double(1 << 53)
+    }
+}
+
+/// Collects the events emitted inside the calls it wraps.
+final class EventLog: Sendable {
+    private let events = Locked<[NetworkAgentEvent]>([])
+
+    var all: [NetworkAgentEvent] { events.withLock { $0 } }
+
+    /// The events with source `retry`.
+    var retry: [NetworkAgentEvent] { all.filter { $0.source == "retry" } }
+
+    func record<Result>(_ operation: () async throws -> Result) async rethrows -> Result {
+        try await NetworkAgentEvents.observing({ event in self.events.withLock { $0.append(event) } }) {
+            try await operation()
+        }
+    }
+}
+
+/// An inner plugin that counts attempts and makes each one take `duration` of virtual time.
+final class AttemptCounter: NetworkAgentPlugin {
+    let clock: VirtualClock?
+    let duration: Duration
+    private let count = Locked(0)
+
+    init(clock: VirtualClock? = nil, duration: Duration = .zero) {
+        self.clock = clock
+        self.duration = duration
+    }
+
+    var attempts: Int { count.withLock { $0 } }
+
+    func intercept(
+        _ request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        next: NetworkAgentExchange
+    ) async throws -> (data: Data, response: URLResponse) {
+        count.withLock { $0 += 1 }
+        clock?.advance(by: duration)
+        return try await next(request)
+    }
+}
+
+/// Waits until `condition` holds, checking every few milliseconds, for at most `timeout`.
+///
+/// - Returns: Whether the condition held in time.
+func eventually(within timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
+
+extension URLResponse {
+    var status: Int? { (self as? HTTPURLResponse)?.statusCode }
+}
