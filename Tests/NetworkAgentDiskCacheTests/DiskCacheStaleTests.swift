@@ -42,16 +42,16 @@ import FoundationNetworking
             #expect(stale.status == .stale)
             #expect(stale.body == "v1")
         }
-        #expect(try await eventually { cache.requestCount == 2 })
+        #expect(await eventually { cache.requestCount == 2 })
         gate.open()
-        #expect(try await eventually { cache.plugin.stats.stored == 2 })
+        #expect(await eventually { cache.plugin.stats.stored == 2 })
         let refreshed = try await cache.send()
         #expect(refreshed.status == .hit)
         #expect(refreshed.body == "v2")
         #expect(cache.requestCount == 2)
         #expect(cache.plugin.stats.staleServed == 5)
         // The background task inherited the caller's event observers.
-        #expect(try await eventually { cache.events.names().contains("stored") })
+        #expect(await eventually { cache.events.names().contains("stored") })
     }
 
     @Test func pastTheStaleWhileRevalidateWindowTheRequestWaitsForValidation() async throws {

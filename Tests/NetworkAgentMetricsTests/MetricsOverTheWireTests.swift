@@ -128,7 +128,7 @@ import FoundationNetworking
         let requests = (0..<count).map { index in
             Task { try await provider.request(endpoint: .fast(base: server.baseURL, id: index)) }
         }
-        #expect(try await eventually { server.requestCount == count })
+        #expect(await eventually { server.requestCount == count })
         #expect(registry.inFlight == count)
         #expect(registry.snapshot().value("networkagent_requests_in_flight") == Double(count))
         for _ in 0..<count { release.signal() }
@@ -190,7 +190,7 @@ import FoundationNetworking
         let registry = MetricsRegistry()
         let provider = NetworkAgentProvider<LoadApi>(plugins: [.metrics(registry)], agent: Self.agent)
         let call = Task { try await provider.request(endpoint: .stall(base: server.baseURL, timeout: .seconds(30))) }
-        #expect(try await eventually { server.requestCount == 1 })
+        #expect(await eventually { server.requestCount == 1 })
         #expect(registry.inFlight == 1)
         call.cancel()
         await #expect(throws: NetworkAgentError.self) { try await call.value }

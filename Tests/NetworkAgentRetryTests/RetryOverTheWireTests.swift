@@ -173,7 +173,7 @@ import FoundationNetworking
         let provider = Self.provider([.retry()])  // the real clock
         let started = ContinuousClock.now
         let (data, response) = try await provider.request(endpoint: RetryEndpoint(baseURL: server.baseURL))
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(60), "the server asked for an hour; the plugin must not wait")
         #expect(response.status == 503)
         #expect(String(decoding: data, as: UTF8.self) == "come back later")
         #expect(server.requestCount == 1)

@@ -65,7 +65,7 @@ import FoundationNetworking
             #expect(answers == Set((0..<50).map { "/\($0)" }))
         }
         #expect(server.connectionCount >= 50)
-        #expect(try await eventually { server.openConnectionCount == 0 })
+        #expect(await eventually { server.openConnectionCount == 0 })
     }
 
     @Test func failedRequestsLeaveNoTaskBehind() async throws {
@@ -82,6 +82,6 @@ import FoundationNetworking
             }
         }
         #expect(transport.activeTaskCount == 0)
-        #expect(try await eventually { server.openConnectionCount == 0 })
+        #expect(await eventually { server.openConnectionCount == 0 })
     }
 }

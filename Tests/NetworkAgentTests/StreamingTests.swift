@@ -125,7 +125,7 @@ struct Reading: Codable, Equatable, Sendable {
             for try await line in stream.body.lines() { lines.withLock { $0.append(line) } }
         }
         defer { consumer.cancel() }
-        #expect(try await eventually(within: .seconds(10)) { lines.withLock { $0 } == ["first"] })
+        #expect(await eventually(within: .seconds(10)) { lines.withLock { $0 } == ["first"] })
     }
 
     @Test func leavingTheLoopClosesTheConnection() async throws {
@@ -136,7 +136,7 @@ struct Reading: Codable, Equatable, Sendable {
             #expect(line == "tick")
             break
         }
-        #expect(try await eventually { server.openConnectionCount == 0 })
+        #expect(await eventually { server.openConnectionCount == 0 })
     }
 
     @Test func cancellingTheConsumerCancelsTheStream() async throws {
@@ -156,7 +156,7 @@ struct Reading: Codable, Equatable, Sendable {
         } else {
             Issue.record("expected a cancellation error, got \(result)")
         }
-        #expect(try await eventually { server.openConnectionCount == 0 })
+        #expect(await eventually { server.openConnectionCount == 0 })
     }
 
     @Test func anErrorStatusThrowsWithItsBody() async throws {
@@ -216,7 +216,10 @@ struct Reading: Codable, Equatable, Sendable {
         )
         #expect(data.count == size)
         let progress = seen.withLock { $0 }
-        #expect(progress.contains { $0.bytesSent > 0 && $0.bytesSent < size })
+        // libcurl decides how often it reports the upload; what must hold is that it is reported, never goes back,
+        // and reaches the whole body.
+        let sent = progress.map(\.bytesSent).filter { $0 > 0 }
+        #expect(!sent.isEmpty && sent == sent.sorted())
         #expect(progress.contains { $0.bytesSent == size && $0.totalBytesExpectedToSend == size })
         let received = progress.map(\.bytesReceived)
         #expect(received == received.sorted())
@@ -251,7 +254,7 @@ struct Reading: Codable, Equatable, Sendable {
             var iterator = stream.body.makeAsyncIterator()
             _ = try await iterator.next()
             // Stop reading until the whole 16 MiB body has been pushed at the buffer.
-            _ = try await eventually { server.openConnectionCount == 0 }
+            _ = await eventually { server.openConnectionCount == 0 }
             while try await iterator.next() != nil {}
         }
         #expect(error?.code == .streamOverflow)

@@ -8,16 +8,6 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// Polls a condition until it holds or `limit` passes; for waiting on another party, not for timing.
-func eventually(within limit: Duration = .seconds(5), _ condition: () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}
-
 extension HTTPURLResponse {
     func header(_ name: String) -> String? { value(forHTTPHeaderField: name) }
 }
@@ -159,7 +149,7 @@ extension HTTPURLResponse {
     @Test func cancellingTheTaskCancelsTheRequest() async throws {
         let server = try LoopbackServer { _ in ServerResponse(fault: .stall) }
         let call = Task { try await send(endpoint(server, "/stall", timeout: .seconds(30))) }
-        #expect(try await eventually { server.requestCount == 1 })
+        #expect(await eventually { server.requestCount == 1 })
         call.cancel()
         let result = await call.result
         #expect(throws: NetworkAgentError.self) { try result.get() }
@@ -192,7 +182,7 @@ extension HTTPURLResponse {
             // Either outcome is fine; what matters is that the call ends.
             _ = await call.result
         }
-        #expect(try await eventually { transport.activeTaskCount == 0 })
+        #expect(await eventually { transport.activeTaskCount == 0 })
     }
 
     @Test func noCookieJarByDefault() async throws {

@@ -74,16 +74,6 @@ func httpDate(_ date: Date) -> String {
     return formatter.string(from: date)
 }
 
-/// Polls a condition until it holds or `limit` passes; for waiting on another party, not for timing.
-func eventually(within limit: Duration = .seconds(5), _ condition: () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        try await Task.sleep(for: .milliseconds(2))
-    }
-    return true
-}
-
 /// One answer of a cache test: body text, response and cache status.
 struct CacheAnswer {
     let body: String

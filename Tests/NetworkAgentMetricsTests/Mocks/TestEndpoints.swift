@@ -81,16 +81,6 @@ struct PlainEndpoint: NetworkAgentEndpoint {
     var task = HTTPTask.requestPlain
 }
 
-/// Polls a condition until it holds or `limit` passes; for waiting on another party, not for timing.
-func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}
-
 /// A port on which nothing listens: bound once, then closed.
 func refusedPort() throws -> Int {
     let probe = try LoopbackServer { _ in .text("") }

@@ -74,18 +74,6 @@ final class AttemptCounter: NetworkAgentPlugin {
     }
 }
 
-/// Waits until `condition` holds, checking every few milliseconds, for at most `timeout`.
-///
-/// - Returns: Whether the condition held in time.
-func eventually(within timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
-
 extension URLResponse {
     var status: Int? { (self as? HTTPURLResponse)?.statusCode }
 }
