@@ -60,6 +60,18 @@ targets += [
     .executableTarget(name: "pokedex", dependencies: ["PokedexCore"], path: "Examples/Pokedex/Sources/pokedex"),
 ]
 
+// MARK: - Benchmarks
+// `swift run -c release networkagent-bench [--quick] [--json FILE] [SCENARIO…]`: every performance claim as a ratio
+// against a baseline measured in the same run (Docs/Performance.md). Depends on every plugin in the list above.
+products.append(.executable(name: "networkagent-bench", targets: ["NetworkAgentBench"]))
+targets.append(
+    .executableTarget(
+        name: "NetworkAgentBench",
+        dependencies: ["NetworkAgent", "NetworkAgentTestServer"] + plugins.map { .target(name: $0.name) },
+        path: "Benchmarks/NetworkAgentBench"
+    )
+)
+
 // MARK: - Tests
 targets += [
     .testTarget(

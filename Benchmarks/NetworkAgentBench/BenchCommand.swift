@@ -1,0 +1,36 @@
+import Foundation
+
+/// `networkagent-bench`: measures every performance claim of NetworkAgent as a ratio against a baseline measured in
+/// the same run. See Docs/Performance.md.
+@main
+enum BenchCommand {
+    static func main() async {
+        let options: BenchOptions
+        do {
+            options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
+        } catch {
+            log("\(error)")
+            FileHandle.standardError.write(Data((BenchOptions.usage + "\n").utf8))
+            exit(2)
+        }
+        switch options.mode {
+        case .help:
+            print(BenchOptions.usage)
+        case .list:
+            for scenario in Scenario.all {
+                let status: String =
+                    switch scenario.availability {
+                    case .ready: ""
+                    case .pending(let needs): " [not yet available: needs \(needs.joined(separator: ", "))]"
+                    }
+                print("\(scenario.name): \(scenario.summary); goal \(scenario.goal.description)\(status)")
+            }
+        case .serveLoopback:
+            exit(LoopbackServeMode.run())
+        case .measureUpload(let url, let file):
+            exit(await UploadChildMode.run(url: url, file: file))
+        case .bench:
+            exit(await BenchRunner.run(options))
+        }
+    }
+}

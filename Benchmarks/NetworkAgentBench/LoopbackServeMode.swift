@@ -1,0 +1,47 @@
+import Foundation
+import NetworkAgentTestServer
+import Synchronization
+
+/// The hidden `--serve-loopback` mode: the loopback test server in a process of its own, answering the same routes
+/// as Scripts/nginx/nginx.conf.template, so the bench process measures only the client.
+enum LoopbackServeMode {
+    /// Serves until standard input closes; prints `port=<port>` first.
+    ///
+    /// - Returns: The exit status.
+    static func run() -> Int32 {
+        // Holds the server for its own handler, which forgets each recorded request (bodies included) as soon as
+        // it arrives: the benchmarks send gigabytes and hundreds of thousands of requests.
+        let holder = Mutex<LoopbackServer?>(nil)
+        let document = BenchRoutes.document
+        let server: LoopbackServer
+        do {
+            server = try LoopbackServer { request in
+                holder.withLock { $0?.resetRecording() }
+                return respond(to: request, document: document)
+            }
+        } catch {
+            log("the loopback server did not start: \(error)")
+            return 1
+        }
+        holder.withLock { $0 = server }
+        FileHandle.standardOutput.write(Data("port=\(server.port)\n".utf8))
+        _ = FileHandle.standardInput.readDataToEndOfFile()
+        holder.withLock { $0 = nil }
+        server.stop()
+        return 0
+    }
+
+    private static func respond(to request: ServerRequest, document: Data) -> ServerResponse {
+        switch (request.method, request.path) {
+        case ("GET", "/data.json"), ("GET", "/" + BenchRoutes.plainDocument):
+            return .json(document)
+        case ("GET", "/protected/data.json"):
+            guard request.header("Authorization") == "Bearer test-token" else { return .text("", status: 401) }
+            return .json(document)
+        case ("POST", "/" + BenchRoutes.upload):
+            return .json(Data(#"{"received": \#(request.body.count)}"#.utf8))
+        default:
+            return .text("not found", status: 404)
+        }
+    }
+}

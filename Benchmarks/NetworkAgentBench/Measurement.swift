@@ -1,0 +1,68 @@
+/// What one scenario measured: medians over the repetitions, or why there is no figure.
+struct Measurement: Sendable {
+    /// The subject's median, in the scenario's unit.
+    var value: Double?
+    /// The baseline's median, in the scenario's unit.
+    var baseline: Double?
+    /// The median of the per-repetition ratios subject / baseline (each repetition pairs runs made back to back).
+    var ratio: Double?
+    /// The per-repetition ratios.
+    var ratios: [Double] = []
+    /// The per-repetition subject values.
+    var values: [Double] = []
+    /// Counts a goal may check, one per repetition (e.g. refresh calls).
+    var counts: [String: [Int]] = [:]
+    /// Whatever the reader must know beside the figures: why one is missing, what a baseline stands for.
+    var note: String?
+    /// The peak resident memory that belongs to this scenario in MiB, when the scenario measures it itself
+    /// (a child process); otherwise the runner reads the bench process's own peak.
+    var peakMemoryMiB: Double?
+
+    /// No figures, only a note.
+    static func unavailable(_ note: String) -> Measurement {
+        Measurement(note: note)
+    }
+
+    /// The medians and ratios of interleaved runs.
+    ///
+    /// - Parameters:
+    ///   - baseline: The baseline of each repetition.
+    ///   - subject: The subject of each repetition, paired with `baseline` by index.
+    init(baseline: [Double], subject: [Double]) {
+        self.values = subject
+        self.value = subject.median
+        self.baseline = baseline.median
+        self.ratios = zip(subject, baseline).compactMap { pair in pair.1 > 0 ? pair.0 / pair.1 : nil }
+        self.ratio = ratios.median
+    }
+
+    /// A measurement made of the given parts.
+    init(
+        value: Double? = nil,
+        baseline: Double? = nil,
+        ratio: Double? = nil,
+        note: String? = nil
+    ) {
+        self.value = value
+        self.baseline = baseline
+        self.ratio = ratio
+        self.note = note
+    }
+
+    /// The min–max over the repetitions of the quantity `goal` bounds.
+    func range(for goal: Goal) -> ClosedRange<Double>? {
+        let samples = goal.quantity == .ratio ? ratios : values
+        guard let low = samples.min(), let high = samples.max() else { return nil }
+        return low...high
+    }
+}
+
+extension Array where Element == Double {
+    /// The median (the mean of the middle two for an even count), or `nil` when empty.
+    var median: Double? {
+        guard !isEmpty else { return nil }
+        let sorted = self.sorted()
+        let middle = sorted.count / 2
+        return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The memory of the current process, from `/proc/self/status`.
+enum ProcessMemory {
+    /// A field of `/proc/self/status` in kilobytes, e.g. `VmHWM` (the peak resident set) or `VmRSS`.
+    static func kilobytes(_ field: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        let prefix = field + ":"
+        for line in status.split(separator: "\n") where line.hasPrefix(prefix) {
+            return line.dropFirst(prefix.count).split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) }
+        }
+        return nil
+    }
+
+    /// The peak resident set (`VmHWM`) in MiB.
+    static var peakMiB: Double? {
+        kilobytes("VmHWM").map { Double($0) / 1024 }
+    }
+
+    /// Resets the peak resident set to the current one (writes `5` to `/proc/self/clear_refs`, Linux 4.0+).
+    ///
+    /// - Returns: Whether the kernel accepted it; if not, peaks count from the start of the process.
+    @discardableResult
+    static func resetPeak() -> Bool {
+        let fd = open("/proc/self/clear_refs", O_WRONLY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        let written = "5".withCString { write(fd, $0, 1) }
+        return written == 1
+    }
+}

@@ -1,0 +1,105 @@
+/// One named measurement of the benchmark. Names are fixed so results can be compared over time.
+struct Scenario: Sendable {
+    /// How a scenario is run.
+    enum Availability: Sendable {
+        /// Measured by the closure.
+        case ready(@MainActor @Sendable (BenchContext) async throws -> Measurement)
+        /// Not measurable yet: it needs these products, which are not in this package yet.
+        case pending(needs: [String])
+    }
+
+    /// The fixed name, e.g. `core_overhead`.
+    let name: String
+    /// What is measured against what, for `--list` and the docs.
+    let summary: String
+    /// The unit of the value and the baseline.
+    let unit: String
+    let goal: Goal
+    /// Whether the scenario talks to the HTTP server (which is then started before it runs).
+    let usesServer: Bool
+    let availability: Availability
+
+    /// Every scenario, in the order they run.
+    ///
+    /// To wire in a scenario that is pending, replace its `.pending(needs:)` with `.ready { context in ... }`.
+    static let all: [Scenario] = [
+        Scenario(
+            name: "core_overhead",
+            summary: "provider without plugins, 1 KiB GETs/s at 32 concurrent vs raw URLSession.data(for:)",
+            unit: "req/s",
+            goal: .ratioAtLeast(0.97),
+            usesServer: true,
+            availability: .ready(CoreOverheadScenario.run)
+        ),
+        Scenario(
+            name: "chain_overhead",
+            summary: "provider with the full chain (logging to a null sink, auth, refresh, retry, gzip, "
+                + "cache on a no-store route, metrics) vs raw URLSession",
+            unit: "req/s",
+            goal: .ratioAtLeast(0.93),
+            usesServer: true,
+            availability: .pending(needs: [
+                "NetworkAgentLogging", "NetworkAgentAuth", "NetworkAgentTokenRefresh", "NetworkAgentRetry",
+                "NetworkAgentDiskCache", "NetworkAgentMetrics",
+            ])
+        ),
+        Scenario(
+            name: "cache_hit",
+            summary: "fresh disk-cache hits/s vs network fetches of the same resource through the provider",
+            unit: "req/s",
+            goal: .ratioAtLeast(20),
+            usesServer: true,
+            availability: .pending(needs: ["NetworkAgentDiskCache"])
+        ),
+        Scenario(
+            name: "cache_scale",
+            summary: "disk-cache hit latency with 100k entries vs with 1k entries",
+            unit: "us",
+            goal: .ratioAtMost(1.5),
+            usesServer: true,
+            availability: .pending(needs: ["NetworkAgentDiskCache"])
+        ),
+        Scenario(
+            name: "gzip_inflate",
+            summary: "Inflater MB/s on 100 MiB of JSON (16 MiB quick) vs Python's zlib.decompress on the same bytes",
+            unit: "MB/s",
+            goal: .ratioAtLeast(1.0),
+            usesServer: false,
+            availability: .ready(GzipScenarios.inflate)
+        ),
+        Scenario(
+            name: "gzip_deflate",
+            summary: "Deflater level 6 MB/s on the same JSON vs Python's zlib level 6",
+            unit: "MB/s",
+            goal: .ratioAtLeast(0.95),
+            usesServer: false,
+            availability: .ready(GzipScenarios.deflate)
+        ),
+        Scenario(
+            name: "upload_rss",
+            summary: "peak RSS growth of a child process uploading a 1 GiB multipart file (256 MiB quick) "
+                + "through the provider; baseline: the file size",
+            unit: "MB",
+            goal: .valueAtMost(64, unit: "MB"),
+            usesServer: true,
+            availability: .ready(UploadMemoryScenario.run)
+        ),
+        Scenario(
+            name: "refresh_storm",
+            summary: "1,000 concurrent requests all hitting 401: refresh calls and wall time "
+                + "vs 2 x one request's round trip",
+            unit: "ms",
+            goal: .ratioAtMost(3).and(.count("refresh calls", equals: 1)),
+            usesServer: true,
+            availability: .pending(needs: ["NetworkAgentAuth", "NetworkAgentTokenRefresh"])
+        ),
+        Scenario(
+            name: "metrics_overhead",
+            summary: "provider with only the metrics plugin vs provider without plugins, 1 KiB GETs/s",
+            unit: "req/s",
+            goal: .ratioAtLeast(0.98),
+            usesServer: true,
+            availability: .pending(needs: ["NetworkAgentMetrics"])
+        ),
+    ]
+}
