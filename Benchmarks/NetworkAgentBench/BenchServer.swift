@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NetworkAgent
 
 /// The HTTP server the scenarios talk to, running outside the bench process: nginx, or the loopback server in a
 /// child process. Stopped by ``stop()`` (idempotent), at the end of the run or on SIGINT/SIGTERM (``Cleanup``).
@@ -8,12 +8,12 @@ final class BenchServer: Sendable {
     let baseURL: URL
     /// What the table says about it, e.g. `nginx 1.22.1` or `loopback`.
     let label: String
-    private let stopAction: Mutex<(@Sendable () -> Void)?>
+    private let stopAction: Locked<(@Sendable () -> Void)?>
 
     init(baseURL: URL, label: String, stop: @escaping @Sendable () -> Void) {
         self.baseURL = baseURL
         self.label = label
-        self.stopAction = Mutex(stop)
+        self.stopAction = Locked(stop)
     }
 
     /// The URL of a route, e.g. ``BenchRoutes/plainDocument``.
@@ -136,7 +136,7 @@ final class BenchServer: Sendable {
             throw BenchFailure("the loopback server process did not report a port (it printed \"\(text)\")")
         }
         // An @unchecked box: `Process` and `Pipe` are not Sendable, but they are only touched once, by `stop()`,
-        // which the Mutex in BenchServer lets run at most once.
+        // which the Locked in BenchServer lets run at most once.
         let handles = UncheckedBox((process, input))
         return BenchServer(baseURL: url, label: "loopback") {
             let (process, input) = handles.value

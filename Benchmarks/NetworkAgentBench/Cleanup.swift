@@ -1,8 +1,8 @@
-import Synchronization
+import NetworkAgent
 
 /// What must be undone when the bench ends, normally or on SIGINT/SIGTERM: servers to stop, files to delete.
 enum Cleanup {
-    private static let actions = Mutex<[@Sendable () -> Void]>([])
+    private static let actions = Locked<[@Sendable () -> Void]>([])
 
     /// Registers an action; actions must be safe to run more than once.
     static func add(_ action: @escaping @Sendable () -> Void) {

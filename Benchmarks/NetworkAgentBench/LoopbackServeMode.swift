@@ -1,6 +1,6 @@
 import Foundation
+import NetworkAgent
 import NetworkAgentTestServer
-import Synchronization
 
 /// The hidden `--serve-loopback` mode: the loopback test server in a process of its own, answering the same routes
 /// as Scripts/nginx/nginx.conf.template, so the bench process measures only the client.
@@ -11,7 +11,7 @@ enum LoopbackServeMode {
     static func run() -> Int32 {
         // Holds the server for its own handler, which forgets each recorded request (bodies included) as soon as
         // it arrives: the benchmarks send gigabytes and hundreds of thousands of requests.
-        let holder = Mutex<LoopbackServer?>(nil)
+        let holder = Locked<LoopbackServer?>(nil)
         let document = BenchRoutes.document
         let server: LoopbackServer
         do {

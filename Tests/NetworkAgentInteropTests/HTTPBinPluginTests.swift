@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentDiskCache
 import NetworkAgentGzip
+import NetworkAgentRetry
 import NetworkAgentTestServer
 import Testing
 
@@ -112,6 +113,22 @@ struct HTTPBinPluginTests {
         _ = try await chain.request(endpoint: endpoint)
         let (_, response) = try await chain.request(endpoint: endpoint)
         #expect(CacheStatus(response: response) == .hit)
+    }
+
+    @Test func a503IsRetriedThenReturned() async throws {
+        let scheduled = Locked(0)
+        let policy = RetryPlugin.Policy(
+            maximumAttempts: 3,
+            baseDelay: .milliseconds(20),
+            maximumDelay: .milliseconds(50)
+        )
+        let (_, response) = try await NetworkAgentEvents.observing({ event in
+            if event.source == "retry", event.name == "retry_scheduled" { scheduled.withLock { $0 += 1 } }
+        }) {
+            try await provider([.retry(policy)]).request(endpoint: PeerEndpoint(baseURL: base, path: "/status/503"))
+        }
+        #expect(status(response) == 503)
+        #expect(scheduled.withLock { $0 } == 2)
     }
 
     func cacheInTemporaryDirectory() throws -> DiskCachePlugin {
