@@ -142,4 +142,13 @@ struct PokedexRun {
         #expect(run.error.contains("route=\"/pokemon/{name}\""))
         #expect(!run.error.contains("pikachu"), "route labels are templates, never raw URLs")
     }
+
+    @Test func chaosSyncCompletesThroughRetries() async throws {
+        let run = try await run(["--verbose", "--chaos", "0.3", "sync"])
+        #expect(run.status == 0, "\(run.error.suffix(800))")
+        #expect(run.output.contains("synced 302 of 302"))
+        let retries = run.error.split(separator: "\n").filter { $0.contains("retry.retry_scheduled") }
+        #expect(retries.count > 10, "a 30 % failure rate must have been retried")
+        #expect(run.error.contains("reason=status_503") || run.error.contains("reason=503"))
+    }
 }
