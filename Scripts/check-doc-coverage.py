@@ -16,7 +16,9 @@ Which symbols are checked — every symbol in the graphs with access level `publ
      from `Error`, `assumeIsolated` on actors, and our own defaults such as `NetworkAgentPlugin.onRequest` on
      every plugin. They are documented, or not, where they are written: ours are checked there, the standard
      library's and Foundation's are not ours to document;
-  3. has a name that does not start with `_` (not public API by the package's convention).
+  3. has a name that does not start with `_` (not public API by the package's convention);
+  4. is not an extension block (`swift.extension`, emitted with `-emit-extension-block-symbols` for each
+     `extension OtherModuleType`): the block is not a declaration, its members are checked one by one.
 Symbols without a location are what the compiler generates for a conformance (`init(rawValue:)` of a raw-value
 enum, `Codable`'s `init(from:)`, `Hashable`'s `hashValue`): nobody wrote them, so nobody can document them;
 they are skipped by rule 1.
@@ -93,7 +95,7 @@ def main(argv: list) -> int:
     prefix = "file://" + root + "/"
     failures = 0
     checked = 0
-    skipped = {"other modules or no location": 0, "synthesized": 0, "underscored": 0}
+    skipped = {"other modules or no location": 0, "synthesized": 0, "underscored": 0, "extension blocks": 0}
     for module in modules:
         files = [source / f"{module}.symbols.json"] + sorted(source.glob(f"{module}@*.symbols.json"))
         if not files[0].exists():
@@ -111,6 +113,9 @@ def main(argv: list) -> int:
                     continue
                 if any(component.startswith("_") for component in symbol.get("pathComponents", [])):
                     skipped["underscored"] += 1
+                    continue
+                if symbol["kind"]["identifier"] == "swift.extension":
+                    skipped["extension blocks"] += 1
                     continue
                 checked += 1
                 problems = problems_of(symbol, module)
