@@ -1,8 +1,8 @@
 /// The one error type of NetworkAgentDiskCache.
 ///
 /// Only ``Code/directoryLocked`` ever reaches a caller, from creating a ``DiskStore``: every other failure degrades
-/// the request it happens in to a cache miss and is reported as a `cache.error` ``NetworkAgentEvent`` whose
-/// `reason` is the code's description. Compare ``code`` with the static codes; new codes may be added.
+/// the request it happens in to a cache miss and is reported as a `cache.error` ``/NetworkAgent/NetworkAgentEvent``
+/// whose `reason` is the code's description. Compare ``code`` with the static codes; new codes may be added.
 public struct DiskCacheError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {

@@ -35,7 +35,7 @@ import FoundationNetworking
 /// Events (source `cache`): `hit`, `miss` (`reason`), `stale` (`reason`), `revalidated`, `stored` (`bytes`),
 /// `evicted` (`count`, `bytes`), `invalidated` (`count`), `error` (`reason`); ``stats`` counts the same.
 public struct DiskCachePlugin: NetworkAgentPlugin {
-    /// The ``NetworkAgentEvent/source`` of the plugin's events: `cache`.
+    /// The ``/NetworkAgent/NetworkAgentEvent/source`` of the plugin's events: `cache`.
     public static let eventSource = "cache"
     /// The default response header telling how the cache answered: `X-NetworkAgent-Cache`.
     public static let defaultStatusHeader = "X-NetworkAgent-Cache"

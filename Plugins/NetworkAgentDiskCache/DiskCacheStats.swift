@@ -1,7 +1,7 @@
 /// A snapshot of what a ``DiskCachePlugin`` has done since it was created, and what its store holds.
 ///
-/// Each counter matches one `cache` ``NetworkAgentEvent`` name: a metrics plugin counting those events sees the
-/// same numbers.
+/// Each counter matches one `cache` ``/NetworkAgent/NetworkAgentEvent`` name: a metrics plugin counting those events
+/// sees the same numbers.
 public struct DiskCacheStats: Hashable, Sendable {
     /// Requests answered from a fresh stored response without the network (`hit`).
     public var hits = 0

@@ -92,8 +92,8 @@ extension GzipPlugin {
     ///
     /// - Returns: The compressed size, or `nil` once the output reaches `sizeLimit` bytes (compression would not
     ///   make the body smaller, so the rest is not compressed).
-    /// - Throws: ``NetworkAgentError`` with code `encoding` on an I/O or zlib failure, `cancelled` when the task is
-    ///   cancelled; the caller removes `output`.
+    /// - Throws: ``/NetworkAgent/NetworkAgentError`` with code `encoding` on an I/O or zlib failure, `cancelled` when
+    ///   the task is cancelled; the caller removes `output`.
     static func compressFile(at input: URL, to output: URL, level: Int, sizeLimit: Int) throws -> Int? {
         guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
             throw NetworkAgentError(.encoding, "cannot create \(output.path) for the compressed request body")

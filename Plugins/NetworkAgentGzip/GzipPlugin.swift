@@ -7,20 +7,20 @@ public import NetworkAgent
 /// - **Requests** (`onRequest`, once per call, so retries re-send the same compressed body): a body of at least
 ///   ``minimumBodySize`` bytes, with a compressible `Content-Type` (``isCompressible(contentType:)``) and no
 ///   `Content-Encoding`, is gzip-compressed at ``level`` and sent with `Content-Encoding: gzip`, unless the result
-///   would not be smaller. A ``FileBackedBodyStream`` body is compressed chunk by chunk into a new temporary file,
-///   in constant memory. Any `Content-Length` header is removed: the transport sets the right one.
+///   would not be smaller. A ``/NetworkAgent/FileBackedBodyStream`` body is compressed chunk by chunk into a new
+///   temporary file, in constant memory. Any `Content-Length` header is removed: the transport sets the right one.
 /// - **Responses** (`intercept`, so every plugin outside it and every `onResponse` sees the result): a response
 ///   with `Content-Encoding: gzip`, `x-gzip` or `deflate` and a non-empty body ends up with the decoded body, no
-///   `Content-Encoding` and a `Content-Length` that matches the body. ``URLSessionTransport`` has always decoded
-///   the body already (libcurl decodes every response and keeps the header), so there only the headers are
+///   `Content-Encoding` and a `Content-Length` that matches the body. ``/NetworkAgent/URLSessionTransport`` has always
+///   decoded the body already (libcurl decodes every response and keeps the header), so there only the headers are
 ///   fixed. Other transports' bodies are inflated when they really are compressed, within ``limits``.
 ///
-/// A body that looks compressed but does not decode fails the call with ``NetworkAgentError`` code
-/// ``NetworkAgentError/Code/invalidResponse``; its `underlying` error is the ``GzipError`` (a limit of ``limits``
-/// exceeded, corrupt data, a bad checksum, a truncated stream), `response` the response as received and `data` the
-/// body as received.
+/// A body that looks compressed but does not decode fails the call with ``/NetworkAgent/NetworkAgentError`` code
+/// ``/NetworkAgent/NetworkAgentError/Code/invalidResponse``; its `underlying` error is the ``GzipError`` (a limit of
+/// ``limits`` exceeded, corrupt data, a bad checksum, a truncated stream), `response` the response as received and
+/// `data` the body as received.
 ///
-/// The plugin emits ``NetworkAgentEvent``s with source `gzip`: `request_compressed` (`bytes_before`,
+/// The plugin emits ``/NetworkAgent/NetworkAgentEvent``s with source `gzip`: `request_compressed` (`bytes_before`,
 /// `bytes_after`, `body`: `data` or `file`), `request_not_compressed` (`reason`: `not_smaller`),
 /// `response_inflated` (`encoding`, `format`, `bytes_before`, `bytes_after`), `response_headers_normalized`
 /// (`encoding`; the body was already decoded) and `response_inflate_failed` (`reason`: the ``GzipError/code``).
@@ -35,8 +35,8 @@ public struct GzipPlugin: NetworkAgentPlugin {
     /// its time.
     public static let defaultLevel = 6
 
-    /// The `Accept-Encoding` value added to requests sent through a transport other than ``URLSessionTransport``
-    /// when they have none: `gzip, deflate` (RFC 9110, section 12.5.3).
+    /// The `Accept-Encoding` value added to requests sent through a transport other than
+    /// ``/NetworkAgent/URLSessionTransport`` when they have none: `gzip, deflate` (RFC 9110, section 12.5.3).
     ///
     /// URLSession is left alone: libcurl already advertises `deflate, gzip, br, zstd` on Linux and decodes them all.
     public static let acceptEncoding = "gzip, deflate"
@@ -119,9 +119,9 @@ public struct GzipPlugin: NetworkAgentPlugin {
     ///   - request: The request so far.
     ///   - endpoint: The endpoint of the call.
     /// - Returns: The request with a gzip body and `Content-Encoding: gzip`, or `request` unchanged.
-    /// - Throws: ``NetworkAgentError`` with ``NetworkAgentError/Code/encoding`` when a file-backed body cannot be
-    ///   read or its compressed copy cannot be written, or ``NetworkAgentError/Code/cancelled`` when the task is
-    ///   cancelled while compressing one.
+    /// - Throws: ``/NetworkAgent/NetworkAgentError`` with ``/NetworkAgent/NetworkAgentError/Code/encoding`` when a
+    ///   file-backed body cannot be read or its compressed copy cannot be written, or
+    ///   ``/NetworkAgent/NetworkAgentError/Code/cancelled`` when the task is cancelled while compressing one.
     public func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
         try compressBody(of: request)
     }
@@ -133,8 +133,9 @@ public struct GzipPlugin: NetworkAgentPlugin {
     ///   - endpoint: The endpoint of the call.
     ///   - next: The rest of the exchange.
     /// - Returns: The response with a decoded body and consistent `Content-Encoding` and `Content-Length` headers.
-    /// - Throws: What `next` throws, or ``NetworkAgentError`` with ``NetworkAgentError/Code/invalidResponse`` and a
-    ///   ``GzipError`` as `underlying` when a compressed body does not decode within ``limits``.
+    /// - Throws: What `next` throws, or ``/NetworkAgent/NetworkAgentError`` with
+    ///   ``/NetworkAgent/NetworkAgentError/Code/invalidResponse`` and a ``GzipError`` as `underlying` when a compressed
+    ///   body does not decode within ``limits``.
     public func intercept(
         _ request: URLRequest,
         endpoint: any NetworkAgentEndpoint,

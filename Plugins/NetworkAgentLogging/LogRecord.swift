@@ -40,7 +40,7 @@ public struct LogRecord: Sendable, Hashable, CustomStringConvertible {
         case response
         /// The exchange threw instead of answering.
         case failure
-        /// A ``NetworkAgentEvent`` another plugin (or the transport) emitted during the exchange.
+        /// A ``/NetworkAgent/NetworkAgentEvent`` another plugin (or the transport) emitted during the exchange.
         case event
         /// A cURL command reproducing the request.
         case curl

@@ -1,7 +1,7 @@
 import NetworkAgent
 
-/// Which header, query parameter and body field values a ``LoggingPlugin`` and ``curlCommand(for:redaction:)``
-/// hide. On by default; opting out is explicit and per name.
+/// Which header, query parameter and body field values a ``LoggingPlugin`` and
+/// ``curlCommand(for:redaction:bodyFileName:)`` hide. On by default; opting out is explicit and per name.
 ///
 /// Names compare case-insensitively (`authorization`, `AUTHORIZATION` and `Authorization` are one name). A hidden
 /// value is replaced as a whole by ``placeholder``, never partially.

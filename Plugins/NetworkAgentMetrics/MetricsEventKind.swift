@@ -1,6 +1,6 @@
 import NetworkAgent
 
-/// How a ``MetricsRegistry`` counts a plugin's ``NetworkAgentEvent``.
+/// How a ``MetricsRegistry`` counts a plugin's ``/NetworkAgent/NetworkAgentEvent``.
 ///
 /// | source | name | counted as |
 /// |---|---|---|

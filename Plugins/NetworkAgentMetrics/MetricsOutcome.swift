@@ -15,7 +15,7 @@ public enum MetricsOutcome: Hashable, Sendable, CustomStringConvertible {
     case cancelled
     /// The request's deadline passed: `timed_out`.
     case timedOut
-    /// Any other failure: `error:<code>` with the ``NetworkAgentError/Code`` name (`error:invalid_url`,
+    /// Any other failure: `error:<code>` with the ``/NetworkAgent/NetworkAgentError/Code`` name (`error:invalid_url`,
     /// `error:redirect_failed`…), or `error:other` for an error that is not a `NetworkAgentError` (one a plugin
     /// threw).
     case failed(String)
@@ -45,8 +45,8 @@ public enum MetricsOutcome: Hashable, Sendable, CustomStringConvertible {
 
     /// The outcome of a failure.
     ///
-    /// A ``NetworkAgentError`` maps by its code (`.unacceptableStatus` with a response is an ``httpError``,
-    /// `.transport` a ``transportError(_:)`` of the kind its `URLError` tells), a `CancellationError` or
+    /// A ``/NetworkAgent/NetworkAgentError`` maps by its code (`.unacceptableStatus` with a response is an
+    /// ``httpError``, `.transport` a ``transportError(_:)`` of the kind its `URLError` tells), a `CancellationError` or
     /// `URLError(.cancelled)` is ``cancelled``, a `URLError(.timedOut)` is ``timedOut``, anything else is
     /// `failed("other")`.
     ///

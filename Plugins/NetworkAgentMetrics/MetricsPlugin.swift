@@ -12,11 +12,11 @@ import NetworkAgent
 /// ])
 /// ```
 ///
-/// What it measures, in ``NetworkAgentPlugin/intercept(_:endpoint:next:)``:
+/// What it measures, in ``/NetworkAgent/NetworkAgentPlugin/intercept(_:endpoint:next:)``:
 /// - per request (``Level/requests``): duration from entering the exchange to leaving it, status code and class,
 ///   outcome, request and response body sizes, the in-flight count; the time to response headers of every exchange
 ///   with the server (from the transport's `transport.response_headers` events); and the events other plugins emit
-///   inside the request (retries, token refreshes, cache results), through ``NetworkAgentEvents``;
+///   inside the request (retries, token refreshes, cache results), through ``/NetworkAgent/NetworkAgentEvents``;
 /// - per attempt (``Level/attempts``): the same for each call of the rest of the chain, which the innermost
 ///   position makes one network attempt.
 ///
@@ -151,7 +151,8 @@ public struct MetricsPlugin: NetworkAgentPlugin {
         )
     }
 
-    /// The body size: `httpBody`'s count, a ``FileBackedBodyStream``'s file size, `nil` for any other stream.
+    /// The body size: `httpBody`'s count, a ``/NetworkAgent/FileBackedBodyStream``'s file size, `nil` for any other
+    /// stream.
     static func bodySize(of request: URLRequest) -> Int? {
         if let body = request.httpBody { return body.count }
         guard let stream = request.httpBodyStream else { return 0 }

@@ -17,7 +17,7 @@ public protocol RetryClock: Sendable {
     ///
     /// - Parameter duration: How long to wait.
     /// - Throws: An error (any error) as soon as the calling task is cancelled; the plugin then sends nothing
-    ///   more and fails the call with ``NetworkAgentError/Code/cancelled``.
+    ///   more and fails the call with ``/NetworkAgent/NetworkAgentError/Code/cancelled``.
     func sleep(for duration: Duration) async throws
 }
 

@@ -102,9 +102,9 @@ extension RetryPlugin {
         public var retryableStatusCodes: Set<Int>
         /// The status codes whose `Retry-After` header, when it parses, replaces the backoff delay.
         public var retryAfterStatusCodes: Set<Int>
-        /// The `URLError` codes behind a ``NetworkAgentError/Code/transport`` failure that are retried.
+        /// The `URLError` codes behind a ``/NetworkAgent/NetworkAgentError/Code/transport`` failure that are retried.
         public var retryableURLErrorCodes: Set<URLError.Code>
-        /// Whether an attempt that missed its deadline (``NetworkAgentError/Code/timedOut``) is retried.
+        /// Whether an attempt that missed its deadline (``/NetworkAgent/NetworkAgentError/Code/timedOut``) is retried.
         public var retriesTimeouts: Bool
         /// The methods retried without further ado (compared case-insensitively).
         public var idempotentMethods: Set<String>

@@ -7,7 +7,7 @@ extension RetryPlugin {
         case status(Int)
         /// The exchange failed on the network with this `URLError` code.
         case transport(URLError.Code)
-        /// The attempt missed its deadline (``NetworkAgentError/Code/timedOut``).
+        /// The attempt missed its deadline (``/NetworkAgent/NetworkAgentError/Code/timedOut``).
         case timedOut
 
         /// A short, stable name safe as a metrics label: `status_503`, `transport_cannot_connect_to_host`,

@@ -3,15 +3,15 @@ public import NetworkAgent
 /// Repeats failed attempts of a call with exponential backoff and jitter, within a time budget, for idempotent
 /// requests only.
 ///
-/// Register it with `.retry()` (see ``NetworkAgentPlugin/retry(_:clock:shouldRetry:random:idempotencyKey:)``).
+/// Register it with `.retry()` (see ``NetworkAgent/NetworkAgentPlugin/retry(_:clock:shouldRetry:random:idempotencyKey:)``).
 /// It works in ``intercept(_:endpoint:next:)``: each attempt calls `next(request)` again, so the plugins
 /// registered after it run once per attempt and those before it once per call.
 ///
 /// What is retried (see ``Policy``):
 /// - responses with a status in ``Policy/retryableStatusCodes`` (408, 429, 500, 502, 503, 504);
-/// - ``NetworkAgentError/Code/transport`` failures whose `URLError` code is in ``Policy/retryableURLErrorCodes``
+/// - ``/NetworkAgent/NetworkAgentError/Code/transport`` failures whose `URLError` code is in ``Policy/retryableURLErrorCodes``
 ///   (refused, lost, reset, DNS, no network, timed out; never TLS), and attempts that missed their deadline
-///   (``NetworkAgentError/Code/timedOut``);
+///   (``/NetworkAgent/NetworkAgentError/Code/timedOut``);
 /// - only for methods in ``Policy/idempotentMethods``, or, for `POST`, `PATCH` and other methods, when the request
 ///   carries an `Idempotency-Key` (see ``NonIdempotentMethods``);
 /// - unless the `shouldRetry` predicate vetoes it.
@@ -22,13 +22,13 @@ public import NetworkAgent
 /// - on a status: the last response is returned, as the server sent it (so `.validate()` or the caller decides);
 ///   that includes a 429 or 503 whose `Retry-After` asks for more than ``Policy/maximumDelay`` or the time left
 ///   in ``Policy/timeBudget``: the plugin does not wait, it hands back the server's answer at once;
-/// - on an error: the last ``NetworkAgentError`` is thrown with its code, underlying error, response and data
+/// - on an error: the last ``/NetworkAgent/NetworkAgentError`` is thrown with its code, underlying error, response and data
 ///   unchanged and its message extended with the number of attempts and why it stopped, e.g.
 ///   `… [retry: gave up after 3 attempts: maximum attempts reached]`;
 /// - on cancellation of the calling task, during an attempt or the backoff sleep: at once, with
-///   ``NetworkAgentError/Code/cancelled``, sending nothing more.
+///   ``/NetworkAgent/NetworkAgentError/Code/cancelled``, sending nothing more.
 ///
-/// Each decision is emitted as a ``NetworkAgentEvent`` with source `retry`: `retry_scheduled` (`attempt`,
+/// Each decision is emitted as a ``/NetworkAgent/NetworkAgentEvent`` with source `retry`: `retry_scheduled` (`attempt`,
 /// `reason`, `delay_ms`, `delay_source`), `retry_exhausted` (`attempts`, `reason`, `stop`, and `retry_after_ms`
 /// when the server asked for too long) and `retry_vetoed`
 /// (`attempt`, `reason`, `veto`).
@@ -95,8 +95,8 @@ public struct RetryPlugin: NetworkAgentPlugin {
     ///   - endpoint: The endpoint the call was made with.
     ///   - next: The rest of the exchange, called once per attempt.
     /// - Returns: The first response that is not retried, or the last one when the retries stop on a status.
-    /// - Throws: The first error that is not retried, unchanged; the last retryable ``NetworkAgentError`` when
-    ///   the retries stop, its message extended with the attempts and the reason; ``NetworkAgentError/Code/cancelled``
+    /// - Throws: The first error that is not retried, unchanged; the last retryable ``/NetworkAgent/NetworkAgentError`` when
+    ///   the retries stop, its message extended with the attempts and the reason; ``/NetworkAgent/NetworkAgentError/Code/cancelled``
     ///   when the calling task is cancelled.
     public func intercept(
         _ request: URLRequest,

@@ -4,7 +4,7 @@ import NetworkAgentAuth
 /// Authorizes requests with a ``TokenRefresher``'s token and, when the server rejects it, retries them once with
 /// a fresh one — one refresh however many requests were rejected at once.
 ///
-/// - `onRequest` works as ``AuthPlugin`` with the refresher as the credential provider (same origin,
+/// - `onRequest` works as ``/NetworkAgentAuth/AuthPlugin`` with the refresher as the credential provider (same origin,
 ///   transport, per-endpoint and precedence rules); once the session expired, it fails at once.
 /// - `intercept` sees the final request. If it carries one of the refresher's credentials, it first swaps in the
 ///   current one (after waiting for a refresh in flight, or refreshing proactively before expiry), sends it, and
@@ -47,14 +47,14 @@ public struct TokenRefreshPlugin: NetworkAgentPlugin {
         }
     }
 
-    /// Adds the refresher's current credential under the ``AuthPlugin`` rules.
+    /// Adds the refresher's current credential under the ``/NetworkAgentAuth/AuthPlugin`` rules.
     ///
     /// - Parameters:
     ///   - request: The request so far.
     ///   - endpoint: The endpoint of the call.
     /// - Returns: The request, with the credential or unchanged.
     /// - Throws: ``TokenRefresher/Error`` with ``TokenRefresher/Error/Code/sessionExpired`` once a refresh
-    ///   failed, and the ``AuthPlugin/Error``s.
+    ///   failed, and the ``/NetworkAgentAuth/AuthPlugin/Error``s.
     public func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
         try await auth.onRequest(request, endpoint: endpoint)
     }
@@ -67,8 +67,8 @@ public struct TokenRefreshPlugin: NetworkAgentPlugin {
     ///   - next: The rest of the exchange.
     /// - Returns: The response to the request or to its one retry.
     /// - Throws: ``TokenRefresher/Error`` (the session expired, the loop guard stopped a refresh),
-    ///   ``NetworkAgentError`` with ``NetworkAgentError/Code/cancelled`` when cancelled while waiting for a
-    ///   refresh, and whatever `next` throws.
+    ///   ``/NetworkAgent/NetworkAgentError`` with ``/NetworkAgent/NetworkAgentError/Code/cancelled`` when cancelled
+    ///   while waiting for a refresh, and whatever `next` throws.
     public func intercept(
         _ request: URLRequest,
         endpoint: any NetworkAgentEndpoint,

@@ -2,6 +2,8 @@ extension HTTPByteStream {
     /// The body as UTF-8 lines, split at LF, CRLF or CR, without the line breaks.
     ///
     /// A line longer than 1 MiB ends the sequence with ``NetworkAgentError/Code/invalidResponse``.
+    ///
+    /// - Returns: The lines, as their bytes arrive.
     public func lines() -> HTTPLineSequence {
         HTTPLineSequence(bytes: self)
     }
@@ -28,6 +30,8 @@ public struct HTTPNDJSONSequence<T: Decodable>: AsyncSequence {
     let decoder: JSONDecoder
 
     /// Makes the iterator.
+    ///
+    /// - Returns: An iterator that decodes the lines as they arrive.
     public func makeAsyncIterator() -> Iterator {
         Iterator(lines: lines.makeAsyncIterator(), decoder: decoder)
     }
@@ -38,8 +42,9 @@ public struct HTTPNDJSONSequence<T: Decodable>: AsyncSequence {
         let decoder: JSONDecoder
         var lineNumber = 0
 
-        /// The next value, or `nil` at the end of the body.
+        /// Decodes the next non-blank line.
         ///
+        /// - Returns: The next value, or `nil` at the end of the body.
         /// - Throws: ``NetworkAgentError`` with ``NetworkAgentError/Code/decoding`` for a line that is not a `T`,
         ///   or when the connection fails.
         public mutating func next() async throws -> T? {
@@ -69,6 +74,8 @@ public struct HTTPLineSequence: AsyncSequence, Sendable {
     let bytes: HTTPByteStream
 
     /// Makes the iterator.
+    ///
+    /// - Returns: An iterator that splits the chunks into lines as they arrive.
     public func makeAsyncIterator() -> Iterator {
         Iterator(chunks: bytes.makeAsyncIterator())
     }
@@ -80,8 +87,9 @@ public struct HTTPLineSequence: AsyncSequence, Sendable {
         var ready: [String] = []
         var finished = false
 
-        /// The next line, or `nil` at the end of the body.
+        /// Reads up to the next line break.
         ///
+        /// - Returns: The next line, or `nil` at the end of the body.
         /// - Throws: ``NetworkAgentError`` when the connection fails or a line is too long.
         public mutating func next() async throws -> String? {
             while ready.isEmpty {

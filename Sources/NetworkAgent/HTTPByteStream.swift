@@ -23,6 +23,8 @@ public struct HTTPByteStream: AsyncSequence, Sendable {
     }
 
     /// Makes the iterator.
+    ///
+    /// - Returns: An iterator over the body's chunks.
     public func makeAsyncIterator() -> Iterator {
         Iterator(reader: Reader(buffer: buffer))
     }
@@ -31,8 +33,9 @@ public struct HTTPByteStream: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         fileprivate let reader: Reader
 
-        /// The next chunk, or `nil` at the end of the body.
+        /// Waits for the next chunk.
         ///
+        /// - Returns: The next chunk, or `nil` at the end of the body.
         /// - Throws: ``NetworkAgentError`` when the connection fails, times out or is cancelled.
         public mutating func next() async throws -> Data? {
             try await reader.next()

@@ -24,6 +24,11 @@ public protocol HTTPTransport: Sendable {
 
 extension HTTPTransport {
     /// Calls ``send(_:)`` and streams the whole body as one chunk.
+    ///
+    /// - Parameter request: The final request, after every plugin's `onRequest`.
+    /// - Returns: The response head and the whole body as one chunk.
+    /// - Throws: What ``send(_:)`` throws, or ``NetworkAgentError/Code/invalidResponse`` for a response that is not
+    ///   HTTP.
     public func stream(_ request: URLRequest) async throws -> HTTPStreamResponse {
         let (data, response) = try await send(request)
         guard let http = response as? HTTPURLResponse else {

@@ -11,7 +11,8 @@ public struct NetworkAgentConfiguration: Sendable {
 
     /// The deadline of a whole request unless its endpoint says otherwise. Sub-second values work.
     public var timeout: Duration
-    /// The `User-Agent` set on requests that have none: `NetworkAgent/<version>` plus ``appToken``.
+    /// The `User-Agent` set on requests that have none: `NetworkAgent/<version>` plus the `appToken` given to
+    /// ``init(timeout:appToken:userAgent:multipartMemoryThreshold:temporaryDirectory:)``.
     public var userAgent: String
     /// Multipart bodies larger than this many bytes are streamed from a temporary file, not held in memory.
     public var multipartMemoryThreshold: Int

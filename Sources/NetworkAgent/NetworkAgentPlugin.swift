@@ -1,7 +1,7 @@
 /// A `Sendable`, async interceptor in a provider's plugin chain.
 ///
 /// Every hook has a pass-through default, so a plugin implements only what it needs. For one call of
-/// ``NetworkAgentProvider/request(endpoint:)``:
+/// ``NetworkAgentProvider/request(endpoint:progress:)``:
 ///
 /// 1. ``onRequest(_:endpoint:)`` runs for every plugin in registration order, each seeing the previous output.
 ///    A throw ends the call before anything is sent.
@@ -60,11 +60,24 @@ public protocol NetworkAgentPlugin: Sendable {
 
 extension NetworkAgentPlugin {
     /// Returns `request` unchanged.
+    ///
+    /// - Parameters:
+    ///   - request: The request so far.
+    ///   - endpoint: The endpoint the call was made with.
+    /// - Returns: `request`.
+    /// - Throws: Never; a plugin's own implementation may.
     public func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
         request
     }
 
     /// Calls `next(request)`.
+    ///
+    /// - Parameters:
+    ///   - request: The request of the `onRequest` phase.
+    ///   - endpoint: The endpoint the call was made with.
+    ///   - next: The rest of the exchange.
+    /// - Returns: What `next` returns.
+    /// - Throws: What `next` throws.
     public func intercept(
         _ request: URLRequest,
         endpoint: any NetworkAgentEndpoint,
@@ -74,6 +87,15 @@ extension NetworkAgentPlugin {
     }
 
     /// Returns the response unchanged.
+    ///
+    /// - Parameters:
+    ///   - response: The response so far.
+    ///   - data: The body so far.
+    ///   - request: The final request sent.
+    ///   - endpoint: The endpoint the call was made with.
+    ///   - agent: An agent for side requests.
+    /// - Returns: `data` and `response`.
+    /// - Throws: Never; a plugin's own implementation may.
     public func onResponse(
         _ response: URLResponse,
         data: Data,

@@ -92,6 +92,8 @@ extension HTTPByteStream {
     ///
     /// Comments are skipped, `data` fields are joined with line feeds, `id` persists across events, and an event
     /// left unfinished when the body ends is discarded, as the standard says.
+    ///
+    /// - Returns: The events, as they are dispatched.
     public func serverSentEvents() -> ServerSentEventSequence {
         ServerSentEventSequence(lines: lines())
     }
@@ -105,6 +107,8 @@ public struct ServerSentEventSequence: AsyncSequence, Sendable {
     let lines: HTTPLineSequence
 
     /// Makes the iterator.
+    ///
+    /// - Returns: An iterator that parses the lines into events as they arrive.
     public func makeAsyncIterator() -> Iterator {
         Iterator(lines: lines.makeAsyncIterator())
     }
@@ -114,8 +118,9 @@ public struct ServerSentEventSequence: AsyncSequence, Sendable {
         var lines: HTTPLineSequence.Iterator
         var parser = ServerSentEventParser()
 
-        /// The next event, or `nil` at the end of the body.
+        /// Reads lines up to the next dispatched event.
         ///
+        /// - Returns: The next event, or `nil` at the end of the body.
         /// - Throws: ``NetworkAgentError`` when the connection fails or a line is too long.
         public mutating func next() async throws -> ServerSentEvent? {
             while let line = try await lines.next() {

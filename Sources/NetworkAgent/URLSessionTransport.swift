@@ -35,6 +35,9 @@ public final class URLSessionTransport: HTTPTransport {
 
     /// A session configuration without cookie jar or URL cache (FoundationNetworking's shared jar is a file that
     /// every binary in a build folder shares across runs).
+    ///
+    /// - Returns: An ephemeral configuration with no cookie storage, no URL cache and cookies neither sent nor
+    ///   accepted.
     public static func defaultSessionConfiguration() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieStorage = nil
@@ -172,7 +175,8 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     /// Registers `task` with the sink `makeSink` builds and resumes it, so that cancelling the calling task cancels
-    /// `task`. A task already cancelled is never resumed: the call ends at once with ``NetworkAgentError/Code/cancelled``.
+    /// `task`. A task already cancelled is never resumed: the call ends at once with
+    /// ``NetworkAgentError/Code/cancelled``.
     private func cancellable<T: Sendable>(
         _ task: URLSessionTask,
         request: URLRequest,

@@ -14,6 +14,16 @@ public struct ValidationPlugin: NetworkAgentPlugin {
     }
 
     /// Throws for a non-HTTP response or an unacceptable status code; passes everything else through.
+    ///
+    /// - Parameters:
+    ///   - response: The response so far.
+    ///   - data: The body so far, carried by the error.
+    ///   - request: The final request sent, named in the error's message.
+    ///   - endpoint: The endpoint the call was made with.
+    ///   - agent: Unused.
+    /// - Returns: `data` and `response`, unchanged, when the status code is acceptable.
+    /// - Throws: ``NetworkAgentError`` with ``NetworkAgentError/Code/unacceptableStatus`` (with the response and body)
+    ///   or, for a response that is not HTTP, ``NetworkAgentError/Code/invalidResponse``.
     public func onResponse(
         _ response: URLResponse,
         data: Data,

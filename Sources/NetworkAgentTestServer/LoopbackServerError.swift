@@ -13,7 +13,12 @@ public struct LoopbackServerError: Error, Sendable, CustomStringConvertible {
     /// The text of the error, e.g. `Address already in use`.
     public let message: String
 
-    /// Creates an error for a failed operation; `message` defaults to the system's text for `code`.
+    /// Creates an error for a failed operation.
+    ///
+    /// - Parameters:
+    ///   - operation: What failed, e.g. `bind 127.0.0.1:8080`.
+    ///   - code: The `errno` value, or 0 when no system call failed.
+    ///   - message: The text of the error; defaults to the system's text for `code`.
     public init(operation: String, code: Int32, message: String? = nil) {
         self.operation = operation
         self.code = code

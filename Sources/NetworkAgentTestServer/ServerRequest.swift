@@ -19,7 +19,15 @@ public struct ServerRequest: Sendable {
     /// Which accepted TCP connection carried the request: 1 for the first one the server accepted, then 2, ...
     public let connectionID: Int
 
-    /// Creates a request; `path` and `queryItems` are derived from `target`.
+    /// Creates a request; ``path`` and ``queryItems`` are derived from `target`.
+    ///
+    /// - Parameters:
+    ///   - method: The request method, e.g. `GET`.
+    ///   - target: The raw request-target, e.g. `/a%20b?x=1`.
+    ///   - headers: The header fields in wire order.
+    ///   - body: The body, de-chunked.
+    ///   - isChunked: Whether the body arrived with `Transfer-Encoding: chunked`.
+    ///   - connectionID: The number of the connection that carried the request.
     public init(
         method: String,
         target: String,
@@ -44,11 +52,17 @@ public struct ServerRequest: Sendable {
     }
 
     /// The value of the first header field with this name, compared case-insensitively.
+    ///
+    /// - Parameter name: The header field name.
+    /// - Returns: The first value, or `nil` when the request has no such field.
     public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
     /// The values of every header field with this name, compared case-insensitively, in wire order.
+    ///
+    /// - Parameter name: The header field name.
+    /// - Returns: The values, empty when the request has no such field.
     public func headerValues(_ name: String) -> [String] {
         headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
     }

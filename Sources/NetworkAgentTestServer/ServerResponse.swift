@@ -52,6 +52,13 @@ public struct ServerResponse: Sendable {
     public var fault: Fault?
 
     /// Creates a response.
+    ///
+    /// - Parameters:
+    ///   - status: The status code; 200 by default.
+    ///   - headers: The header fields, in the order they are sent.
+    ///   - body: The body; empty by default.
+    ///   - delay: How long to wait before writing anything.
+    ///   - fault: A fault to inject; `nil` answers normally.
     public init(
         status: Int = 200,
         headers: [(name: String, value: String)] = [],
@@ -67,6 +74,12 @@ public struct ServerResponse: Sendable {
     }
 
     /// A UTF-8 text response with `Content-Type: text/plain; charset=utf-8` (unless `headers` sets a content type).
+    ///
+    /// - Parameters:
+    ///   - text: The body, sent as UTF-8.
+    ///   - status: The status code; 200 by default.
+    ///   - headers: More header fields.
+    /// - Returns: The response.
     public static func text(
         _ text: String,
         status: Int = 200,
@@ -80,6 +93,12 @@ public struct ServerResponse: Sendable {
     }
 
     /// A JSON response with `Content-Type: application/json` (unless `headers` sets a content type).
+    ///
+    /// - Parameters:
+    ///   - data: The JSON bytes.
+    ///   - status: The status code; 200 by default.
+    ///   - headers: More header fields.
+    /// - Returns: The response.
     public static func json(
         _ data: Data,
         status: Int = 200,
@@ -93,6 +112,9 @@ public struct ServerResponse: Sendable {
     }
 
     /// The value of the first header field with this name, compared case-insensitively.
+    ///
+    /// - Parameter name: The header field name.
+    /// - Returns: The first value, or `nil` when the response has no such field.
     public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }

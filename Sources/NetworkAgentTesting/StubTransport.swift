@@ -20,7 +20,8 @@ public final class StubTransport: HTTPTransport {
         public var headers: [String: String]
         /// The body.
         public var body: Data
-        /// How long to wait before answering; cancellation ends the wait with ``NetworkAgentError/Code/cancelled``.
+        /// How long to wait before answering; cancellation ends the wait with
+        /// ``/NetworkAgent/NetworkAgentError/Code/cancelled``.
         public var delay: Duration
         /// An error to throw instead of answering.
         public var error: NetworkAgentError?
@@ -153,7 +154,7 @@ public final class StubTransport: HTTPTransport {
     ///
     /// - Parameter request: The request.
     /// - Returns: The canned body and an `HTTPURLResponse`.
-    /// - Throws: The stub's error, or ``NetworkAgentError/Code/cancelled`` when cancelled during a delay.
+    /// - Throws: The stub's error, or ``/NetworkAgent/NetworkAgentError/Code/cancelled`` when cancelled during a delay.
     public func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
         let answer = state.withLock { state -> Response in
             state.requests.append(request)
