@@ -11,6 +11,7 @@ public enum HTTPURLEncoding: Sendable, Hashable {
     case json
     /// The attributes are appended to the URL query (use for `GET`).
     case url
-    /// The attributes are an `application/x-www-form-urlencoded` body.
+    /// The attributes are an `application/x-www-form-urlencoded` body, labelled so even when the endpoint keeps the
+    /// default `Content-Type: application/json` header (another explicit type is kept).
     case form
 }

@@ -2,6 +2,9 @@
 struct RequestBuilder {
     let configuration: NetworkAgentConfiguration
 
+    /// The `Content-Type` of the endpoint protocol's default headers.
+    static let defaultContentType = "application/json"
+
     func makeRequest(for endpoint: any NetworkAgentEndpoint) throws(NetworkAgentError) -> URLRequest {
         let method = endpoint.method
         var request = URLRequest(url: try Self.url(base: endpoint.baseURL, path: endpoint.path))
@@ -31,7 +34,11 @@ struct RequestBuilder {
             }
         case .requestAttributes(let attributes, .form):
             try setBody(Data(URLEncodedForm.encode(attributes).utf8), on: &request)
-            setDefault("application/x-www-form-urlencoded", for: "Content-Type", on: &request)
+            // A form body is never JSON: the protocol's default `Content-Type: application/json` gives way.
+            let declared = request.value(forHTTPHeaderField: "Content-Type")
+            if declared == nil || declared == Self.defaultContentType {
+                request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            }
         case .requestWithoutAttributes(let content):
             try encodeContent(content, into: &request)
         case .upload(let parts):

@@ -118,6 +118,21 @@ struct Widget: Codable, Equatable {
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded")
     }
 
+    @Test func formBodyWithTheDefaultHeadersIsLabelledAsAForm() throws {
+        let request = try build(
+            TestEndpoint(method: .post, task: .requestAttributes(attributes: ["a": "1"], encoding: .form))
+        )
+        #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded")
+        let custom = try build(
+            TestEndpoint(
+                method: .post,
+                headers: ["Content-Type": "application/x-www-form-urlencoded; charset=utf-8"],
+                task: .requestAttributes(attributes: ["a": "1"], encoding: .form)
+            )
+        )
+        #expect(custom.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded; charset=utf-8")
+    }
+
     @Test func requestWithoutAttributesSendsItsContent() throws {
         let encodable = try build(
             TestEndpoint(
