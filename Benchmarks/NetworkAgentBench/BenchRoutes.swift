@@ -8,6 +8,18 @@ import FoundationNetworking
 enum BenchRoutes {
     /// The 1 KiB JSON document, never gzipped.
     static let plainDocument = "plain/data.json"
+    /// The same document, never gzipped, with `Cache-Control: no-store`: a cache looks it up and never stores it.
+    static let noStoreDocument = "nostore/data.json"
+    /// The same document, never gzipped, with `Cache-Control: max-age=3600`: a cache stores it and answers it fresh.
+    static let cacheableDocument = "cached/data.json"
+    /// The document behind a bearer token: 401 unless the request has `Authorization: Bearer <validToken>`.
+    static let protectedDocument = "protected/data.json"
+    /// The one token the protected route accepts.
+    static let validToken = "test-token"
+    /// The `Cache-Control` of ``noStoreDocument``.
+    static let noStoreCacheControl = "no-store"
+    /// The `Cache-Control` of ``cacheableDocument``.
+    static let cacheableCacheControl = "max-age=3600"
     /// Reads and discards a request body, then answers `{"received": <bytes>}`.
     static let upload = "upload"
     /// The size of the document at ``plainDocument``.

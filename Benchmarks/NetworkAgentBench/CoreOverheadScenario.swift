@@ -52,9 +52,17 @@ enum ThroughputComparison {
     /// The number of requests in flight.
     static let concurrency = 32
 
+    /// The untimed requests each side sends first: 256.
+    static let warmUpRequests = concurrency * 8
+
     /// The requests per repetition and side: 10,000 (2,000 in quick mode).
     static func requestsPerRepetition(quick: Bool) -> Int {
         quick ? 2_000 : 10_000
+    }
+
+    /// Every request one side sends in ``measure(_:baseline:subject:)``, warm-up included.
+    static func requestsPerSide(_ options: BenchOptions) -> Int {
+        warmUpRequests + options.repetitions * requestsPerRepetition(quick: options.quick)
     }
 
     /// Warms both sides up (connections, caches), then measures requests per second in interleaved repetitions.
@@ -71,9 +79,8 @@ enum ThroughputComparison {
         subject: @escaping @Sendable () async throws -> Void
     ) async throws -> Measurement {
         let total = requestsPerRepetition(quick: context.options.quick)
-        let warmUp = concurrency * 8
-        _ = try await LoadGenerator.requestsPerSecond(total: warmUp, concurrency: concurrency, baseline)
-        _ = try await LoadGenerator.requestsPerSecond(total: warmUp, concurrency: concurrency, subject)
+        _ = try await LoadGenerator.requestsPerSecond(total: warmUpRequests, concurrency: concurrency, baseline)
+        _ = try await LoadGenerator.requestsPerSecond(total: warmUpRequests, concurrency: concurrency, subject)
         var measurement = try await Repetitions.interleaved(
             context.options.repetitions,
             baseline: { try await LoadGenerator.requestsPerSecond(total: total, concurrency: concurrency, baseline) },

@@ -35,8 +35,14 @@ enum LoopbackServeMode {
         switch (request.method, request.path) {
         case ("GET", "/data.json"), ("GET", "/" + BenchRoutes.plainDocument):
             return .json(document)
-        case ("GET", "/protected/data.json"):
-            guard request.header("Authorization") == "Bearer test-token" else { return .text("", status: 401) }
+        case ("GET", "/" + BenchRoutes.noStoreDocument):
+            return .json(document, headers: [("Cache-Control", BenchRoutes.noStoreCacheControl)])
+        case ("GET", "/" + BenchRoutes.cacheableDocument):
+            return .json(document, headers: [("Cache-Control", BenchRoutes.cacheableCacheControl)])
+        case ("GET", "/" + BenchRoutes.protectedDocument):
+            guard request.header("Authorization") == "Bearer \(BenchRoutes.validToken)" else {
+                return .text("", status: 401)
+            }
             return .json(document)
         case ("POST", "/" + BenchRoutes.upload):
             return .json(Data(#"{"received": \#(request.body.count)}"#.utf8))

@@ -38,10 +38,7 @@ struct Scenario: Sendable {
             unit: "req/s",
             goal: .ratioAtLeast(0.93),
             usesServer: true,
-            availability: .pending(needs: [
-                "NetworkAgentLogging", "NetworkAgentAuth", "NetworkAgentTokenRefresh", "NetworkAgentRetry",
-                "NetworkAgentDiskCache", "NetworkAgentMetrics",
-            ])
+            availability: .ready(PluginOverheadScenarios.chain)
         ),
         Scenario(
             name: "cache_hit",
@@ -49,15 +46,15 @@ struct Scenario: Sendable {
             unit: "req/s",
             goal: .ratioAtLeast(20),
             usesServer: true,
-            availability: .pending(needs: ["NetworkAgentDiskCache"])
+            availability: .ready(CacheScenarios.hit)
         ),
         Scenario(
             name: "cache_scale",
-            summary: "disk-cache hit latency with 100k entries vs with 1k entries",
+            summary: "disk-cache hit latency with 100k entries (20k quick) vs with 1k entries, no network",
             unit: "us",
             goal: .ratioAtMost(1.5),
-            usesServer: true,
-            availability: .pending(needs: ["NetworkAgentDiskCache"])
+            usesServer: false,
+            availability: .ready(CacheScenarios.scale)
         ),
         Scenario(
             name: "gzip_inflate",
@@ -91,7 +88,7 @@ struct Scenario: Sendable {
             unit: "ms",
             goal: .ratioAtMost(3).and(.count("refresh calls", equals: 1)),
             usesServer: true,
-            availability: .pending(needs: ["NetworkAgentAuth", "NetworkAgentTokenRefresh"])
+            availability: .ready(RefreshStormScenario.run)
         ),
         Scenario(
             name: "metrics_overhead",
@@ -99,7 +96,7 @@ struct Scenario: Sendable {
             unit: "req/s",
             goal: .ratioAtLeast(0.98),
             usesServer: true,
-            availability: .pending(needs: ["NetworkAgentMetrics"])
+            availability: .ready(PluginOverheadScenarios.metrics)
         ),
     ]
 }

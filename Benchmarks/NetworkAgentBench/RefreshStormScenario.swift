@@ -1,0 +1,189 @@
+import Foundation
+import NetworkAgent
+import NetworkAgentAuth
+import NetworkAgentTokenRefresh
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `refresh_storm`: 1,000 requests started at once on ``BenchRoutes/protectedDocument`` with a stale token, so the
+/// server answers them 401; the token refresh plugin must refresh once and retry each of them with the new token.
+///
+/// The refresh is local (it returns ``BenchRoutes/validToken`` without a request), so the figure is the plugin's
+/// and the transport's, not an OAuth server's. Each repetition has a new ``TokenRefresher`` holding the stale
+/// token; the providers of all repetitions share one transport, warmed up first, so connections are open.
+@MainActor
+enum RefreshStormScenario {
+    /// The requests of one storm.
+    nonisolated static let stormSize = 1_000
+    /// The sequential requests whose median round trip makes the baseline, per repetition.
+    static let roundTrips = 25
+    /// The name of the count the goal checks.
+    static let refreshCount = "refresh calls"
+
+    static func run(_ context: BenchContext) async throws -> Measurement {
+        let server = try await context.server()
+        let endpoint = BenchEndpoint.get(server.baseURL, path: BenchRoutes.protectedDocument)
+        let agent = NetworkAgent(transport: URLSessionTransport(configuration: .ephemeral))
+        let valid = refreshingProvider(agent, token: BenchRoutes.validToken, refreshCalls: Locked(0))
+        _ = try await LoadGenerator.requestsPerSecond(
+            total: ThroughputComparison.warmUpRequests,
+            concurrency: ThroughputComparison.concurrency,
+            CoreOverheadScenario.providerGET(endpoint, valid)
+        )
+
+        var refreshCounts: [Int] = []
+        var retriedCounts: [Int] = []
+        var measurement = try await Repetitions.interleaved(
+            context.options.repetitions,
+            baseline: { 2 * (try await medianRoundTripMilliseconds(endpoint, valid)) },
+            subject: {
+                let storm = try await storm(endpoint, agent.transport)
+                refreshCounts.append(storm.refreshCalls)
+                retriedCounts.append(storm.retried)
+                return storm.milliseconds
+            }
+        )
+        measurement.counts[refreshCount] = refreshCounts
+        let retried = "\(retriedCounts.min() ?? 0)-\(retriedCounts.max() ?? 0)"
+        measurement.note =
+            "\(stormSize) GETs at once with a stale token, all held until in flight; refresh calls per storm: "
+            + refreshCounts.map(String.init).joined(separator: ", ")
+            + "; requests answered 401 and retried per storm: \(retried); the refresh is local (no HTTP); "
+            + "baseline: 2 x the median of \(roundTrips) sequential round trips with a valid token"
+        return measurement
+    }
+
+    /// What one storm did.
+    private struct Storm: Sendable {
+        let milliseconds: Double
+        let refreshCalls: Int
+        let retried: Int
+    }
+
+    /// Starts ``stormSize`` requests at once with a stale token and waits for all of them to succeed.
+    ///
+    /// A ``StormGate`` holds the first sends until all of them have reached the transport, so every request is
+    /// in flight with the stale token before the first 401 comes back. Without it the first answers arrive while
+    /// tasks are still starting, and the requests that start after the refresh never see a 401 (only 235-395 of
+    /// 1,000 did in trial runs at a load average of 8).
+    nonisolated private static func storm(
+        _ endpoint: BenchEndpoint,
+        _ transport: any HTTPTransport
+    ) async throws -> Storm {
+        let refreshCalls = Locked(0)
+        let retried = Locked(0)
+        let gate = StormGate(holding: stormSize, forwardingTo: transport)
+        let provider = refreshingProvider(
+            NetworkAgent(transport: gate),
+            token: "stale-token",
+            refreshCalls: refreshCalls
+        )
+        // If a request failed before reaching the transport, the gate would never fill: open it after a minute so
+        // the scenario fails (on the retried count) instead of hanging.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(60))
+            gate.open()
+        }
+        defer { watchdog.cancel() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await NetworkAgentEvents.observing({ event in
+            if event.source == "token_refresh", event.name == "request_retried" {
+                retried.withLock { $0 += 1 }
+            }
+        }) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<stormSize {
+                    group.addTask {
+                        let (data, response) = try await provider.request(endpoint: endpoint)
+                        try BenchRoutes.checkDocument(data, response)
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        let elapsed = start.duration(to: clock.now).seconds * 1_000
+        return Storm(
+            milliseconds: elapsed,
+            refreshCalls: refreshCalls.withLock { $0 },
+            retried: retried.withLock { $0 }
+        )
+    }
+
+    /// The median of ``roundTrips`` sequential requests, in milliseconds.
+    private static func medianRoundTripMilliseconds(
+        _ endpoint: BenchEndpoint,
+        _ provider: NetworkAgentProvider<BenchEndpoint>
+    ) async throws -> Double {
+        let request = CoreOverheadScenario.providerGET(endpoint, provider)
+        let clock = ContinuousClock()
+        var times: [Double] = []
+        for _ in 0..<roundTrips {
+            let start = clock.now
+            try await request()
+            times.append(start.duration(to: clock.now).seconds * 1_000)
+        }
+        return times.median ?? 0
+    }
+
+    /// A provider whose token refresher starts with `token` and whose refresh returns the valid token, counting
+    /// its calls.
+    nonisolated private static func refreshingProvider(
+        _ agent: NetworkAgent,
+        token: String,
+        refreshCalls: Locked<Int>
+    ) -> NetworkAgentProvider<BenchEndpoint> {
+        let refresher = TokenRefresher(token: AuthToken(credential: .bearer(token))) { _, _ in
+            refreshCalls.withLock { $0 += 1 }
+            return AuthToken(credential: .bearer(BenchRoutes.validToken))
+        }
+        return NetworkAgentProvider(plugins: [.tokenRefresh(refresher), .validate()], agent: agent)
+    }
+}
+
+/// A transport that holds the first `count` sends until all of them have arrived, then lets them and every later
+/// send through: `refresh_storm`'s way of having all its requests in flight with the stale token at once.
+final class StormGate: HTTPTransport {
+    private struct State {
+        var isOpen = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let count: Int
+    private let inner: any HTTPTransport
+    private let state = Locked(State())
+
+    init(holding count: Int, forwardingTo inner: any HTTPTransport) {
+        self.count = count
+        self.inner = inner
+    }
+
+    func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
+        if !state.withLock({ $0.isOpen }) {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let released = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                    if state.isOpen { return [continuation] }
+                    state.waiting.append(continuation)
+                    guard state.waiting.count >= count else { return [] }
+                    state.isOpen = true
+                    defer { state.waiting = [] }
+                    return state.waiting
+                }
+                released.forEach { $0.resume() }
+            }
+        }
+        return try await inner.send(request)
+    }
+
+    /// Lets every held send through, and every later one.
+    func open() {
+        let released = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        released.forEach { $0.resume() }
+    }
+}
