@@ -19,7 +19,7 @@ enum BenchRunner {
         }
         let context: BenchContext
         do {
-            context = try BenchContext(options: options, executable: try ChildProcess.currentExecutable())
+            context = try BenchContext(options: options, executable: try Executables.current())
         } catch {
             log("cannot set up: \(error)")
             return 1

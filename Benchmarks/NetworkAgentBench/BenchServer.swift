@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgent
+import NetworkAgentTestServer
 
 /// The HTTP server the scenarios talk to, running outside the bench process: nginx, or the loopback server in a
 /// child process. Stopped by ``stop()`` (idempotent), at the end of the run or on SIGINT/SIGTERM (``Cleanup``).
@@ -61,7 +62,7 @@ final class BenchServer: Sendable {
     // MARK: - nginx
 
     static func nginxExecutable() -> String? {
-        ChildProcess.find("nginx", alsoIn: ["/usr/sbin"])
+        Executables.find("nginx", alsoIn: ["/usr/sbin"])
     }
 
     /// The package's `Scripts/nginx` folder: next to this source file's package, or under the current directory.
@@ -81,17 +82,17 @@ final class BenchServer: Sendable {
         let started = try await ChildProcess.run(scripts.appending(path: "start").path, [])
         guard started.status == 0 else { throw BenchFailure("Scripts/nginx/start failed: \(started.errorSummary)") }
         var values: [String: String] = [:]
-        for line in started.stdout.split(separator: "\n") {
+        for line in started.output.split(separator: "\n") {
             guard let equals = line.firstIndex(of: "=") else { continue }
             values[String(line[..<equals])] = String(line[line.index(after: equals)...])
         }
         guard let directory = values["NGINX_DIR"], let port = values["NGINX_PORT"],
             let url = URL(string: "http://127.0.0.1:\(port)")
         else {
-            throw BenchFailure("Scripts/nginx/start printed no port: \(started.stdout)")
+            throw BenchFailure("Scripts/nginx/start printed no port: \(started.output)")
         }
         let version = try? await ChildProcess.run(nginx, ["-v"])
-        let label = version?.stderr.split(separator: "/").last.map {
+        let label = version?.error.split(separator: "/").last.map {
             "nginx \($0.trimmingCharacters(in: .whitespacesAndNewlines))"
         }
         let stopScript = scripts.appending(path: "stop").path

@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAgentTestServer
 
 /// Python's `zlib` on the same bytes, the baseline of the codec scenarios: one `python3 -c` process per
 /// repetition, timing only the (de)compression call with `time.perf_counter`.
@@ -39,14 +40,14 @@ enum PythonZlib {
 
     /// `python3` and its zlib version, or `nil` when there is no usable `python3`.
     static func version() async -> String? {
-        guard let python = ChildProcess.find("python3"),
+        guard let python = Executables.find("python3"),
             let output = try? await ChildProcess.run(
                 python,
                 ["-c", "import sys, zlib; print(sys.version.split()[0], zlib.ZLIB_RUNTIME_VERSION)"]
             ),
             output.status == 0
         else { return nil }
-        let parts = output.stdout.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let parts = output.output.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         guard parts.count == 2 else { return nil }
         return "Python \(parts[0]), zlib \(parts[1])"
     }
@@ -55,18 +56,18 @@ enum PythonZlib {
     ///
     /// - Throws: ``BenchFailure`` when Python is missing, fails, or prints something unexpected.
     static func time(_ operation: Operation, file: URL) async throws -> Timing {
-        guard let python = ChildProcess.find("python3") else { throw BenchFailure("python3 is not on PATH") }
+        guard let python = Executables.find("python3") else { throw BenchFailure("python3 is not on PATH") }
         let arguments: [String] =
             switch operation {
             case .decompressGzip: ["-c", decompressScript, file.path]
             case .compressGzip(let level): ["-c", compressScript, file.path, String(level)]
             }
         let output = try await ChildProcess.run(python, arguments)
-        let fields = output.stdout.split(whereSeparator: \.isWhitespace)
+        let fields = output.output.split(whereSeparator: \.isWhitespace)
         guard output.status == 0, fields.count == 2, let seconds = Double(fields[0]), let bytes = Int(fields[1]),
             seconds > 0
         else {
-            throw BenchFailure("python3 zlib failed: \(output.errorSummary) \(output.stdout)")
+            throw BenchFailure("python3 zlib failed: \(output.errorSummary) \(output.output)")
         }
         return Timing(seconds: seconds, outputBytes: bytes)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgent
+import NetworkAgentTestServer
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -29,7 +30,7 @@ enum UploadMemoryScenario {
                 context.executable,
                 ["--measure-upload", server.url(BenchRoutes.upload).absoluteString, file.path]
             )
-            guard output.status == 0, let report = UploadReport(line: output.stdout) else {
+            guard output.status == 0, let report = UploadReport(line: output.output) else {
                 throw BenchFailure("the upload child failed: \(output.errorSummary)")
             }
             guard report.status == 200 else { throw BenchFailure("the upload was answered \(report.status)") }
