@@ -101,6 +101,21 @@ import FoundationNetworking
         try Self.expectSentTwiceInFull(server, method: method, body: Self.body)
     }
 
+    @Test func theTransportReportsEachResendAsAnEvent() async throws {
+        let server = try Self.server(fault: .resetBeforeResponse)
+        defer { server.stop() }
+        var request = Self.request(server, method: "PUT")
+        request.httpBody = Self.body
+        let events = Locked<[NetworkAgentEvent]>([])
+        let answer = try await NetworkAgentEvents.observing({ event in events.withLock { $0.append(event) } }) {
+            try await Self.sendOnAConnectionThatDies(request, transport: URLSessionTransport(), server: server)
+        }
+        #expect(answer.status == 200)
+        let resent = events.withLock { $0 }.filter { $0.name == "body_resent" }
+        #expect(resent.map(\.source) == ["transport"])
+        #expect(resent.map(\.attributes) == [["method": "PUT"]])
+    }
+
     @Test(arguments: faults)
     func aFileBodyIsSentInFullAgain(fault: ServerResponse.Fault) async throws {
         let server = try Self.server(fault: fault)
