@@ -3,7 +3,8 @@
 /// does), and stops an attempt whose body libcurl would send again without it (see ``RequestBody``). Per-task
 /// delegates are ignored by FoundationNetworking for data callbacks, hence one session delegate.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked Sendable: NSObject is not Sendable, but this class has no stored state outside the Locked.
+    // @unchecked Sendable: NSObject is not Sendable, but this class has no stored state outside the Locked and a
+    // (Sendable) dispatch queue.
 
     /// Why a task ended without a usable response.
     enum Failure: Error {
@@ -47,6 +48,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     private let tasks = Locked<[Int: TaskState]>([:])
+
+    /// Where attempts that lost their body are cancelled. `cancel()` waits for the session's work queue, so it cannot
+    /// run on it; a queue of its own, unlike the global one, gets a thread even when the global pool is busy.
+    private let cancellations = DispatchQueue(label: "NetworkAgent.SessionDelegate.cancellations")
 
     /// Makes a task known before it is resumed (and before any cancellation of the caller can arrive).
     func prepare(_ id: Int, body: RequestBody, progress: TransferProgress.Handler?) {
@@ -189,8 +194,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             // Any stream here is a `fatalError` in FoundationNetworking (`_NativeProtocol.seekInputStream`).
             completionHandler(nil)
         }
-        // `cancel()` synchronises on the work queue this callback runs on: it must run elsewhere.
-        DispatchQueue.global().async { task.cancel() }
+        cancellations.async { task.cancel() }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
