@@ -1,13 +1,19 @@
 /// The one delegate of a ``URLSessionTransport``'s session: routes each task's response, body chunks and progress
-/// by task id, cancels authentication challenges, and stops URLSession from following redirects (the transport
-/// does). Per-task delegates are ignored by FoundationNetworking for data callbacks, hence one session delegate.
+/// by task id, cancels authentication challenges, stops URLSession from following redirects (the transport
+/// does), and stops an attempt whose body libcurl would send again without it (see ``RequestBody``). Per-task
+/// delegates are ignored by FoundationNetworking for data callbacks, hence one session delegate.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked Sendable: NSObject is not Sendable, but this class has no stored state outside the Locked.
+    // @unchecked Sendable: NSObject is not Sendable, but this class has no stored state outside the Locked and a
+    // (Sendable) dispatch queue.
 
     /// Why a task ended without a usable response.
     enum Failure: Error {
         case timedOut
         case cancelled
+        /// A reused connection died before any response, and libcurl sent the request again on a fresh connection,
+        /// which it cannot do with the body: the attempt was stopped. Whether the transport can send it again
+        /// itself depends on the ``RequestBody``.
+        case bodyLost
         case error(any Error)
     }
 
@@ -35,15 +41,21 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         var challengeResponse: HTTPURLResponse?
         var timedOut = false
         var cancelled = false
+        var body = RequestBody.none
+        var bodyLost = false
         var progress: TransferProgress.Handler?
         var transferred = TransferProgress()
     }
 
     private let tasks = Locked<[Int: TaskState]>([:])
 
+    /// Where attempts that lost their body are cancelled. `cancel()` waits for the session's work queue, so it cannot
+    /// run on it; a queue of its own, unlike the global one, gets a thread even when the global pool is busy.
+    private let cancellations = DispatchQueue(label: "NetworkAgent.SessionDelegate.cancellations")
+
     /// Makes a task known before it is resumed (and before any cancellation of the caller can arrive).
-    func prepare(_ id: Int, progress: TransferProgress.Handler?) {
-        tasks.withLock { $0[id] = TaskState(progress: progress) }
+    func prepare(_ id: Int, body: RequestBody, progress: TransferProgress.Handler?) {
+        tasks.withLock { $0[id] = TaskState(body: body, progress: progress) }
     }
 
     /// Gives a prepared task its sink; returns `false`, forgetting the task, when the caller was cancelled first
@@ -152,6 +164,39 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         completionHandler(.cancelAuthenticationChallenge, nil)
     }
 
+    /// Called by FoundationNetworking from inside libcurl's seek callback, on the session's work queue, when libcurl
+    /// rewinds the body to send the request again on a fresh connection (a reused one died before any response).
+    ///
+    /// Nothing here can make that re-send carry the body: for an in-memory or file body FoundationNetworking ignores
+    /// a `nil` stream (libcurl then sends the head with its `Content-Length` and no body, and waits for an answer that
+    /// never comes) and stops the process on any other; a one-shot stream has been read. So the attempt is marked
+    /// and ended at once, and the transport decides whether to send the request again itself.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        let body = tasks.withLock { tasks -> RequestBody? in
+            guard tasks[task.taskIdentifier] != nil else { return nil }
+            tasks[task.taskIdentifier]?.bodyLost = true
+            return tasks[task.taskIdentifier]?.body
+        }
+        guard let body else {
+            completionHandler(nil)
+            return
+        }
+        switch body {
+        case .oneShotStream:
+            // Replaces the spent stream, so that the transfer fails at its first read instead of ending the body
+            // at once with the zero-length chunk (an empty request that looks complete to the server).
+            completionHandler(RequestBody.RefusingStream())
+        case .none, .inMemory, .file:
+            // Any stream here is a `fatalError` in FoundationNetworking (`_NativeProtocol.seekInputStream`).
+            completionHandler(nil)
+        }
+        cancellations.async { task.cancel() }
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         // A task completing before it has a sink was cancelled before it was resumed: `attach` forgets it.
         let finished = tasks.withLock { tasks -> (TaskState, Sink)? in
@@ -166,6 +211,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             outcome = .failure(.timedOut)
         } else if state.cancelled {
             outcome = .failure(.cancelled)
+        } else if state.bodyLost {
+            outcome = .failure(.bodyLost)
         } else if let challenged = state.challengeResponse {
             outcome = .success(
                 Completion(data: state.data, response: challenged, headersReceived: state.headersReceived)

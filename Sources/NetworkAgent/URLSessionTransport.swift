@@ -10,10 +10,14 @@
 /// - maps the cancellation of the calling task to ``NetworkAgentError/Code/cancelled`` at once;
 /// - uses no cookie jar and no URL cache unless a session configuration asks for them;
 /// - streams bodies in a ``FileBackedBodyStream`` from their file with a `Content-Length`, on every attempt;
+/// - sends a request with a body again itself when libcurl's own re-send after a reused connection died would go
+///   out without it (a `Content-Length` head and no body, hanging until the deadline), and fails a one-shot
+///   `httpBodyStream` body that cannot be sent twice with a `URLError(.networkConnectionLost)` transport error;
 /// - streams response bodies through one session-level delegate (`bytes(for:)` does not exist on Linux).
 ///
 /// URLSession's task metrics are never delivered on Linux, so for each attempt that received response headers the
-/// transport emits a ``NetworkAgentEvent`` `transport.response_headers` with the time to headers in `seconds`.
+/// transport emits a ``NetworkAgentEvent`` `transport.response_headers` with the time to headers in `seconds`, and
+/// `transport.body_resent` (with the `method`) each time it sends a request again because its body was lost.
 public final class URLSessionTransport: HTTPTransport {
     /// The transport behind `NetworkAgent()`: the default configuration, created on first use.
     public static let shared = URLSessionTransport()
@@ -25,6 +29,11 @@ public final class URLSessionTransport: HTTPTransport {
     private let delegate: SessionDelegate
     /// The most redirects followed for one request; `0` returns 3xx responses to the caller.
     public let maximumRedirects: Int
+
+    /// How many times one hop of a request is sent again after libcurl's re-send lost its body. Each time means one
+    /// more reused keep-alive connection that died before answering, which libcurl checks for before reusing one,
+    /// so more than one in a row is rare.
+    static let maximumLostBodyResends = 3
 
     /// The default ``streamBufferLimit``: 64 MiB.
     public static let defaultStreamBufferLimit = 64 << 20
@@ -185,7 +194,7 @@ public final class URLSessionTransport: HTTPTransport {
     ) async throws -> T {
         let id = task.taskIdentifier
         // Known to the delegate before any cancellation can arrive, so that a cancellation is never lost.
-        delegate.prepare(id, progress: progress)
+        delegate.prepare(id, body: RequestBody(of: request), progress: progress)
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
@@ -199,12 +208,55 @@ public final class URLSessionTransport: HTTPTransport {
                 delegate.markCancelled(id)
                 task.cancel()
             }
+        } catch SessionDelegate.Failure.bodyLost {
+            throw LostBody()
         } catch let failure as SessionDelegate.Failure {
             throw Self.map(failure, request: request)
         }
     }
 
+    /// Thrown by an attempt that was stopped because libcurl's re-send would have gone out without the body.
+    private struct LostBody: Error {}
+
+    /// Runs `attempt`, and again with a new task when libcurl lost the body re-sending it (at most
+    /// ``maximumLostBodyResends`` times, within the same deadline). libcurl re-sends only when a reused connection
+    /// died before any byte of a response, as it does for requests without a body; this completes that re-send.
+    private func resendingLostBodies<T>(_ request: URLRequest, _ attempt: () async throws -> T) async throws -> T {
+        var resends = 0
+        while true {
+            do {
+                return try await attempt()
+            } catch is LostBody {
+                guard RequestBody(of: request).canBeSentAgain, resends < Self.maximumLostBodyResends else {
+                    throw Self.map(.bodyLost, request: request)
+                }
+                resends += 1
+                Self.reportResend(of: request)
+            }
+        }
+    }
+
+    private static func reportResend(of request: URLRequest) {
+        guard NetworkAgentEvents.hasObservers else { return }
+        NetworkAgentEvents.emit(
+            NetworkAgentEvent(
+                source: "transport",
+                name: "body_resent",
+                attributes: ["method": request.httpMethod ?? "GET"]
+            )
+        )
+    }
+
     private func perform(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> (Data, URLResponse) {
+        try await resendingLostBodies(request) { try await performOnce(request, deadline: deadline) }
+    }
+
+    private func performOnce(
+        _ request: URLRequest,
+        deadline: ContinuousClock.Instant
+    ) async throws
+        -> (Data, URLResponse)
+    {
         let task = try makeTask(request, deadline: deadline)
         let timer = startTimer(for: task, deadline: deadline)
         defer { timer.cancel() }
@@ -221,6 +273,15 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     private func open(
+        _ request: URLRequest,
+        deadline: ContinuousClock.Instant
+    ) async throws
+        -> (HTTPStreamResponse, ChunkBuffer)
+    {
+        try await resendingLostBodies(request) { try await openOnce(request, deadline: deadline) }
+    }
+
+    private func openOnce(
         _ request: URLRequest,
         deadline: ContinuousClock.Instant
     ) async throws
@@ -268,6 +329,13 @@ public final class URLSessionTransport: HTTPTransport {
         switch failure {
         case .timedOut: timeoutError(request)
         case .cancelled: NetworkAgentError(.cancelled, "the request was cancelled")
+        case .bodyLost:
+            NetworkAgentError(
+                .transport,
+                "\(request?.url?.absoluteString ?? "the server"): the connection closed before a response and the "
+                    + "request body could not be sent again",
+                underlying: URLError(.networkConnectionLost)
+            )
         case .error(let error): map(error, request: request)
         }
     }
