@@ -11,7 +11,8 @@ import NetworkAgentTestServer
 ///   slash optional); unknown names answer 404 with a plain-text body;
 /// - `Cache-Control: public, max-age=86400, s-maxage=86400`, a weak `ETag` answered with 304 on `If-None-Match`,
 ///   gzip when the client accepts it;
-/// - chaos mode answers a share of requests with a 503 and `Retry-After: 1`, or drops the connection;
+/// - chaos mode answers a share of requests (all but the token endpoint's) with a 503 and `Retry-After: 1`, or drops
+///   the connection;
 /// - auth mode demands a Bearer token from `POST /api/v2/token`, which expires after `tokenLifetime`.
 public final class PokeAPIMirror: Sendable {
     /// How the mirror misbehaves, for demonstrations and tests.
@@ -83,7 +84,10 @@ struct MirrorData: Sendable {
         for (key, value) in resources {
             let parts = key.split(separator: "/")
             if parts.count == 2, let resource = value as? [String: Any] {
-                payloads[key] = try JSONSerialization.data(withJSONObject: resource, options: [.sortedKeys])
+                payloads[key] = try JSONSerialization.data(
+                    withJSONObject: resource,
+                    options: [.sortedKeys, .withoutEscapingSlashes]
+                )
                 if let name = resource["name"] as? String { ids["\(parts[0])/\(name)"] = String(parts[1]) }
             } else if key == "pokemon", let list = value as? [String: Any],
                 let results = list["results"] as? [[String: String]]
@@ -115,11 +119,12 @@ final class MirrorState: Sendable {
     var tokensIssued: Int { mutable.withLock { $0.issued } }
 
     func answer(_ request: ServerRequest) -> ServerResponse {
-        if let chaos = chaos() { return chaos }
         var path = request.path.split(separator: "/").map(String.init)
         guard path.count >= 2, path[0] == "api", path[1] == "v2" else { return notFound() }
         path.removeFirst(2)
+        // Chaos spares the token endpoint: a failed refresh would end the session, which is not what it demonstrates.
         if path == ["token"], request.method == "POST" { return issueToken() }
+        if let chaos = chaos() { return chaos }
         if options.requiresAuth, !isAuthorized(request) {
             return .text(
                 "invalid or expired token",
@@ -192,7 +197,8 @@ final class MirrorState: Sendable {
             "previous": offset > 0 ? link(max(0, offset - limit)) : NSNull(),
             "results": page.map { ["name": $0.name, "url": $0.url] },
         ]
-        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data()
     }
 
     /// The payload with absolute URLs, as the live API serves it, with caching headers, ETag and gzip.

@@ -13,9 +13,9 @@ import NetworkAgentTokenRefresh
 /// The chain, outermost first (Docs/Design.md explains the order):
 /// 1. metrics (`--metrics`) — every call, with the route template as label and the other plugins' events counted;
 /// 2. logging (`--verbose`) — each call and the other plugins' events, secrets redacted;
-/// 3. token refresh (`--auth`) — adds the Bearer token and, on a 401, refreshes it once for every request rejected at
-///    the same time, then re-sends the final request;
-/// 4. retry — 503s, resets and refused connections, honouring `Retry-After`, for these safe `GET`s;
+/// 3. retry — 503s, resets and refused connections, honouring `Retry-After`, for these safe `GET`s;
+/// 4. token refresh (`--auth`) — puts the current Bearer token on every attempt and, on a 401, refreshes it once for
+///    every request rejected at the same time, then re-sends the final request;
 /// 5. gzip — responses decoded consistently, request bodies compressed;
 /// 6. disk cache (unless `--no-cache`) — innermost: a fresh hit never reaches the network, and `--offline` answers
 ///    from it alone.
@@ -51,6 +51,7 @@ public struct PokedexClient: Sendable {
         if options.verbose {
             plugins.append(.logging(.basic))
         }
+        plugins.append(.retry(Self.retryPolicy))
         if options.auth {
             let refresher = TokenRefresher(
                 token: try await Self.fetchToken(agent: agent, baseURL: baseURL),
@@ -64,7 +65,6 @@ public struct PokedexClient: Sendable {
             let mirrorHost = MirrorRoutingTransport.mirrorOrigin.host.map { Set([$0]) } ?? []
             plugins.append(.tokenRefresh(refresher, plainHTTPHosts: mirrorHost))
         }
-        plugins.append(.retry(Self.retryPolicy))
         plugins.append(.gzip())
         if !options.noCache {
             plugins.append(try Self.cache(options))
