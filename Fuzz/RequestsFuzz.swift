@@ -15,7 +15,8 @@
 //    arrays repeated, dictionaries in brackets), with its keys sorted; a form body is the same encoding;
 // 5. a multipart body parses back by its boundary into the parts, in order, each part's header block being
 //    exactly the expected lines (names and file names escaped, no CR or LF but the framing), its bytes intact;
-// 6. building twice gives the same URL.
+// 6. building twice gives the same URL;
+// 7. the temporary file of a streamed multipart body is gone once no request holds it.
 //
 // A failed property stops the run with fatalError, which libFuzzer reports as a crash with the input saved.
 import Foundation
@@ -28,6 +29,9 @@ public func requestsFuzzTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ size: Int
     var input = FuzzInput(data)
     if let fuzzCase = FuzzCase(&input) {
         check(fuzzCase)
+        if fuzzCase.streamsMultipart {
+            checkTemporaryFilesDeleted(fuzzCase)
+        }
     }
     return 0
 }
@@ -42,10 +46,20 @@ struct NeverSendingTransport: HTTPTransport {
 }
 
 let agent = NetworkAgent(transport: NeverSendingTransport())
+/// Where the streaming agent writes its temporary files: a directory of this process, removed at exit, that must be
+/// empty again whenever no request is alive.
+let streamingDirectory: URL = {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("networkagent-requests-fuzz-\(ProcessInfo.processInfo.processIdentifier)")
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(at: streamingDirectory) }
+    return directory
+}()
+
 /// Writes every multipart body to a temporary file, so the streamed path is checked too.
 let streamingAgent = NetworkAgent(
     transport: NeverSendingTransport(),
-    configuration: NetworkAgentConfiguration(multipartMemoryThreshold: 0)
+    configuration: NetworkAgentConfiguration(multipartMemoryThreshold: 0, temporaryDirectory: streamingDirectory)
 )
 
 struct FuzzEndpoint: NetworkAgentEndpoint {
@@ -598,6 +612,14 @@ func parameters(of value: String) -> [Substring]? {
     guard !inQuotes else { return nil }
     pieces.append(Substring(value.utf8[start...]))
     return Array(pieces.dropFirst())
+}
+
+/// Every request is gone: so must be the temporary files of their streamed bodies.
+func checkTemporaryFilesDeleted(_ fuzzCase: FuzzCase) {
+    let left = (try? FileManager.default.contentsOfDirectory(atPath: streamingDirectory.path)) ?? []
+    guard left.isEmpty else {
+        fail(fuzzCase, "temporary multipart files outlived their requests: \(left)")
+    }
 }
 
 /// The header lines of a part, escaped as the HTML standard's multipart/form-data encoding says.
