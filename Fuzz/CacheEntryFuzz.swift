@@ -11,7 +11,8 @@
 //    gives the same bytes;
 // 3. flipping any single byte of a valid encoding makes decoding fail (every byte for small entries, the prefix,
 //    the checksum and a spread of positions for larger ones);
-// 4. the prefix a store reads alone (decodePrefix) agrees with the whole-entry decoder on the entry's length.
+// 4. what a store reads alone to rebuild its index (the prefix, then the key) agrees with the whole-entry decoder on
+//    the entry's length and key.
 //
 // A failed property stops the run with fatalError, which libFuzzer reports as a crash with the input saved.
 import Foundation
@@ -30,6 +31,8 @@ public func cacheEntryFuzzTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ size: I
 }
 
 func check(_ data: Data) {
+    // What a store reads alone when it rebuilds its index: the prefix, then the key.
+    let indexedKey = indexKey(data)
     let entry: CachedEntry
     do {
         entry = try EntryCodec.decode(data)
@@ -37,13 +40,8 @@ func check(_ data: Data) {
         // Typed throws: the only possible error is EntryCodec.Failure.
         return
     }
-    do {
-        let prefix = try EntryCodec.decodePrefix(data)
-        guard prefix.totalLength == data.count else {
-            fail(data, "the prefix says \(prefix.totalLength) bytes for a \(data.count)-byte entry")
-        }
-    } catch {
-        fail(data, "an entry decoded but its prefix did not: \(error)")
+    guard let indexedKey, indexedKey.length == data.count, indexedKey.key == entry.key else {
+        fail(data, "the index path read \(String(describing: indexedKey)) for an entry filed under \(entry.key)")
     }
 
     let encoded = EntryCodec.encode(entry)
@@ -60,6 +58,19 @@ func check(_ data: Data) {
         fail(data, "encoding the round-tripped entry gave other bytes")
     }
     checkFlips(encoded, mask: data.last.map { $0 == 0 ? 0x01 : $0 } ?? 0x01)
+}
+
+/// The key and file length the index rebuild takes from an entry file, or `nil` where it would skip the file.
+func indexKey(_ data: Data) -> (key: CacheKey, length: Int)? {
+    guard let prefix = try? EntryCodec.decodePrefix(data.prefix(EntryCodec.prefixLength)) else { return nil }
+    let keyStart = data.startIndex + EntryCodec.prefixLength
+    guard data.count >= EntryCodec.prefixLength + prefix.keyLength else { return nil }
+    let key = try? EntryCodec.decodeKey(
+        prefixBytes: data.prefix(EntryCodec.prefixLength),
+        prefix: prefix,
+        keyBytes: data[keyStart..<keyStart + prefix.keyLength]
+    )
+    return key.map { ($0, prefix.totalLength) }
 }
 
 /// Flips bytes of a valid encoding one at a time; every damaged copy must fail to decode.
