@@ -1,6 +1,6 @@
 // libFuzzer entry point for NetworkAgentGzip's Inflater (and, through round trips, its Deflater).
 //
-// Not part of the package: Scripts/fuzz-inflater compiles this file together with the codec sources of
+// Not part of the package: Scripts/fuzz compiles this file together with the codec sources of
 // Plugins/NetworkAgentGzip into one module with `swiftc -sanitize=fuzzer,address`, so internal API is visible.
 // Besides "no crash, no memory error", every input is checked against properties that must always hold:
 //

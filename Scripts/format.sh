@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 paths=(Package.swift)
-for dir in Sources Plugins Tests Examples Benchmarks; do
+for dir in Sources Plugins Tests Examples Benchmarks Fuzz; do
     [ -d "$dir" ] && paths+=("$dir")
 done
 swift format format --in-place --recursive "${paths[@]}"

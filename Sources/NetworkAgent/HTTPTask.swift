@@ -15,7 +15,7 @@ public enum HTTPTask: Sendable {
     /// A `multipart/form-data` body made of the parts, in order.
     ///
     /// A `Boundary-<UUID>` boundary is generated per request and appended to the endpoint's
-    /// `Content-Type: multipart/form-data` as `; boundary=…`. Bodies larger than
-    /// ``NetworkAgentConfiguration/multipartMemoryThreshold`` are streamed from a temporary file.
+    /// `Content-Type: multipart/form-data` as `; boundary=…`, replacing any `boundary` the endpoint declared.
+    /// Bodies larger than ``NetworkAgentConfiguration/multipartMemoryThreshold`` are streamed from a temporary file.
     case upload(parts: [HTTPMultipartTask])
 }

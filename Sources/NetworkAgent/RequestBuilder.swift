@@ -104,7 +104,9 @@ struct RequestBuilder {
         try Self.checkBodyAllowed(request)
         let boundary = "Boundary-\(UUID().uuidString)"
         let declared = request.value(forHTTPHeaderField: "Content-Type") ?? ""
-        let mediaType = declared.lowercased().hasPrefix("multipart/") ? declared : "multipart/form-data"
+        let mediaType =
+            declared.lowercased().hasPrefix("multipart/")
+            ? Self.removingBoundary(from: declared) : "multipart/form-data"
         request.setValue("\(mediaType); boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
         let encoder = MultipartEncoder(
             boundary: boundary,
@@ -115,6 +117,42 @@ struct RequestBuilder {
         case .data(let data): request.httpBody = data
         case .file(let stream): request.httpBodyStream = stream
         }
+    }
+
+    /// A declared multipart `Content-Type` without its `boundary` parameters: the encoder appends the one the body
+    /// uses, and a second one would leave the receiver to guess (RFC 2046 §5.1.1). When a quoted string is left open,
+    /// only the media type is kept, since a parameter appended after it would end up inside the quotes.
+    static func removingBoundary(from contentType: String) -> String {
+        let utf8 = contentType.utf8
+        var parameters: [Substring] = []
+        var start = utf8.startIndex
+        var inQuotes = false
+        var escaped = false
+        for index in utf8.indices {
+            let byte = utf8[index]
+            if escaped {
+                escaped = false
+            } else if inQuotes, byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inQuotes.toggle()
+            } else if byte == UInt8(ascii: ";"), !inQuotes {
+                parameters.append(Substring(utf8[start..<index]))
+                start = utf8.index(after: index)
+            }
+        }
+        parameters.append(Substring(utf8[start...]))
+        if inQuotes {
+            var mediaType = Substring(contentType.unicodeScalars.prefix { $0 != ";" && $0 != "\"" })
+            while let last = mediaType.unicodeScalars.last, last == " " || last == "\t" {
+                mediaType.unicodeScalars.removeLast()
+            }
+            return String(mediaType)
+        }
+        let kept = parameters.enumerated().filter { offset, parameter in
+            offset == 0 || !parameter.drop { $0 == " " || $0 == "\t" }.lowercased().hasPrefix("boundary=")
+        }
+        return kept.map { String($0.element) }.joined(separator: ";")
     }
 
     /// Joins a base URL and a raw path: the base's path prefix is kept, the join has exactly one slash, and each

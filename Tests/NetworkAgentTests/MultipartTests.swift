@@ -93,6 +93,33 @@ import FoundationNetworking
         #expect(!FileManager.default.fileExists(atPath: try #require(fileURL).path))
     }
 
+    /// Found by the `requests` fuzz target (one boundary per Content-Type): a `boundary` the endpoint declared was kept next to the generated one,
+    /// so the header named two boundaries and a receiver taking the first could not parse the body.
+    @Test(arguments: [
+        ("multipart/mixed; boundary=evil", "multipart/mixed"),
+        ("multipart/mixed; charset=utf-8;BOUNDARY=\"a;b\" ; x=1", "multipart/mixed; charset=utf-8; x=1"),
+        ("multipart/related; note=\"boundary=kept; too\"", "multipart/related; note=\"boundary=kept; too\""),
+    ])
+    func declaredBoundaryIsReplaced(declared: String, kept: String) throws {
+        let request = try build(
+            [HTTPMultipartTask(data: Data("x".utf8), name: "a")],
+            headers: ["Content-Type": declared]
+        )
+        let body = String(decoding: try #require(request.httpBody), as: UTF8.self)
+        let boundary = try #require(body.split(separator: "\r\n").first?.dropFirst(2))
+        #expect(request.value(forHTTPHeaderField: "Content-Type") == "\(kept); boundary=\(boundary)")
+    }
+
+    /// The same property of the `requests` fuzz target: a parameter appended after an open quoted string is inside it.
+    @Test func declaredTypeWithAnOpenQuoteKeepsOnlyItsMediaType() throws {
+        let request = try build(
+            [HTTPMultipartTask(data: Data(), name: "a")],
+            headers: ["Content-Type": "multipart/mixed ; note=\"open; boundary=x"]
+        )
+        let boundary = try boundary(of: request)
+        #expect(request.value(forHTTPHeaderField: "Content-Type") == "multipart/mixed; boundary=\(boundary)")
+    }
+
     @Test func missingFileIsATypedError() {
         let part = HTTPMultipartTask(fileURL: URL(fileURLWithPath: "/nonexistent/file.bin"), name: "f")
         #expect { try build([part]) } throws: { ($0 as? NetworkAgentError)?.code == .encoding }
