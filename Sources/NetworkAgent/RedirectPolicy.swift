@@ -34,7 +34,7 @@ enum RedirectPolicy {
             for header in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"] {
                 next.setValue(nil, forHTTPHeaderField: header)
             }
-        } else if let stream = request.httpBodyStream, !(stream is FileBackedBodyStream) {
+        } else if !RequestBody(of: request).canBeSentAgain {
             throw NetworkAgentError(
                 .redirectFailed,
                 "a \(status) redirect needs the body again, but it was a one-shot stream",
