@@ -30,6 +30,11 @@ public final class FileBackedBodyStream: InputStream {
 
     /// The size of the file in bytes, or `nil` when it cannot be read.
     public var fileSize: Int? {
-        (try? FileManager.default.attributesOfItem(atPath: fileURL.path)[.size] as? NSNumber)?.intValue
+        Self.size(ofFileAt: fileURL)
+    }
+
+    /// The size of a file in bytes, or `nil` when it cannot be read.
+    static func size(ofFileAt url: URL) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue
     }
 }

@@ -90,11 +90,10 @@ struct MultipartEncoder {
         case .data(let data):
             return data.count
         case .file(let url):
-            guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)
-            else {
+            guard let size = FileBackedBodyStream.size(ofFileAt: url) else {
                 throw NetworkAgentError(.encoding, "cannot read multipart file \(url.path)")
             }
-            return size.intValue
+            return size
         }
     }
 
