@@ -58,7 +58,8 @@ public struct PokedexRepository: Sendable {
         do {
             (data, response) = try await provider.request(endpoint: PokeAPI(baseURL: baseURL, route: route))
         } catch let error as NetworkAgentError {
-            throw Self.translate(error, what: "\(kind) \(name)")
+            // The chain has no validation plugin, so statuses arrive as responses: an error here is the network's.
+            throw PokedexError.unreachable(error.message)
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         switch status {
@@ -75,12 +76,5 @@ public struct PokedexRepository: Sendable {
         default:
             throw PokedexError.unreachable("\(kind) \(name): the server answered \(status)")
         }
-    }
-
-    private static func translate(_ error: NetworkAgentError, what: String) -> PokedexError {
-        if error.code == .unacceptableStatus, error.statusCode == 404 {
-            return .notFound(kind: what.split(separator: " ").first.map(String.init) ?? "resource", name: what)
-        }
-        return .unreachable(error.message)
     }
 }
