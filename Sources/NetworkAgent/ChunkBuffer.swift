@@ -3,6 +3,9 @@
 /// FoundationNetworking cannot pause a transfer (`URLSessionTask.suspend()` does not stop libcurl from reading, as
 /// measured here), so the queue is bounded instead: when more than `limit` bytes wait unread, the stream fails with
 /// ``NetworkAgentError/Code/streamOverflow`` and the task is cancelled. Memory stays bounded by the limit.
+///
+/// It also counts the bytes handed to the consumer and tells the observers added with ``onEnd(_:)`` how the body
+/// ended, once: read to its end, failed, or given up by the consumer.
 final class ChunkBuffer: Sendable {
     /// The most bytes that may wait unread.
     let limit: Int
@@ -14,6 +17,21 @@ final class ChunkBuffer: Sendable {
         var finished = false
         var failure: (any Error)?
         var waiter: CheckedContinuation<Data?, any Error>?
+        /// Bytes handed to the consumer so far.
+        var delivered = 0
+        /// How the body ended for the consumer, once it has.
+        var end: HTTPStreamEnd?
+        var endObservers: [@Sendable (HTTPStreamEnd) -> Void] = []
+
+        /// Records the end (the first one wins) and returns the observers to call, outside the lock.
+        mutating func settle(_ outcome: HTTPStreamEnd.Outcome) -> (HTTPStreamEnd, [@Sendable (HTTPStreamEnd) -> Void])?
+        {
+            guard end == nil else { return nil }
+            let settled = HTTPStreamEnd(outcome: outcome, bytes: delivered)
+            end = settled
+            defer { endObservers = [] }
+            return (settled, endObservers)
+        }
     }
 
     private let state = Locked(State())
@@ -33,6 +51,7 @@ final class ChunkBuffer: Sendable {
             guard !state.finished else { return (nil, false) }
             if let waiter = state.waiter {
                 state.waiter = nil
+                state.delivered += data.count
                 return (waiter, false)
             }
             state.chunks.append(data)
@@ -41,10 +60,8 @@ final class ChunkBuffer: Sendable {
         }
         waiter?.resume(returning: data)
         if overflow {
-            drop()
-            cancelProducer()
-            finish(
-                throwing: NetworkAgentError(
+            fail(
+                NetworkAgentError(
                     .streamOverflow,
                     "more than \(limit) bytes of the streamed body waited unread; read faster or raise the limit"
                 )
@@ -62,21 +79,61 @@ final class ChunkBuffer: Sendable {
 
     /// Ends the body, with an error or normally. Later calls are ignored.
     func finish(throwing error: (any Error)?) {
-        let waiter = state.withLock { state -> CheckedContinuation<Data?, any Error>? in
-            guard !state.finished else { return nil }
+        let (waiter, ended) = state.withLock {
+            state -> (CheckedContinuation<Data?, any Error>?, (HTTPStreamEnd, [@Sendable (HTTPStreamEnd) -> Void])?) in
+            guard !state.finished else { return (nil, nil) }
             state.finished = true
             state.failure = error
-            defer { state.waiter = nil }
-            return state.waiter
+            guard let waiter = state.waiter else { return (nil, nil) }
+            state.waiter = nil
+            return (waiter, state.settle(Self.outcome(of: error)))
         }
+        Self.notify(ended)
         if let error { waiter?.resume(throwing: error) } else { waiter?.resume(returning: nil) }
     }
 
-    /// The consumer is gone: cancel the task (a no-op once it completed) and drop what is buffered.
-    func cancel() {
+    /// Drops what is buffered, cancels the task and ends the body with `error` (unless it already ended).
+    func fail(_ error: NetworkAgentError) {
         drop()
         cancelProducer()
-        finish(throwing: NetworkAgentError(.cancelled, "the stream was cancelled"))
+        finish(throwing: error)
+    }
+
+    /// The consumer is gone: cancel the task (a no-op once it completed) and drop what is buffered.
+    ///
+    /// A body the consumer had read to its last byte, whose transfer completed, counts as completed; anything else
+    /// as cancelled.
+    func cancel() {
+        let ended = state.withLock { state in
+            let readInFull = state.finished && state.failure == nil && state.head == state.chunks.count
+            return state.settle(readInFull ? .completed : .cancelled)
+        }
+        Self.notify(ended)
+        fail(NetworkAgentError(.cancelled, "the stream was cancelled"))
+    }
+
+    /// Calls `observer` once when the body has ended for the consumer; at once if it already has.
+    func onEnd(_ observer: @escaping @Sendable (HTTPStreamEnd) -> Void) {
+        let ended = state.withLock { state -> HTTPStreamEnd? in
+            guard let end = state.end else {
+                state.endObservers.append(observer)
+                return nil
+            }
+            return end
+        }
+        if let ended { observer(ended) }
+    }
+
+    /// Fails the body with `error` at `deadline` unless the returned timer is cancelled first. A Dispatch timer, so
+    /// that the deadline fires even while every thread of the concurrency pool is busy.
+    func expire(at deadline: ContinuousClock.Instant, with error: NetworkAgentError) -> any DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        let remaining = ContinuousClock.now.duration(to: deadline).components
+        let nanoseconds = max(0, Int(remaining.seconds) * 1_000_000_000 + Int(remaining.attoseconds / 1_000_000_000))
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
+        timer.setEventHandler { [weak self] in self?.fail(error) }
+        timer.resume()
+        return timer
     }
 
     /// The next chunk, or `nil` at the end of the body.
@@ -88,24 +145,28 @@ final class ChunkBuffer: Sendable {
                     case fail(any Error)
                     case wait
                 }
-                let action = state.withLock { state -> Action in
+                let (action, ended) = state.withLock {
+                    state -> (Action, (HTTPStreamEnd, [@Sendable (HTTPStreamEnd) -> Void])?) in
                     if state.head < state.chunks.count {
                         let chunk = state.chunks[state.head]
                         state.head += 1
                         state.bufferedBytes -= chunk.count
+                        state.delivered += chunk.count
                         if state.head == state.chunks.count {
                             state.chunks.removeAll(keepingCapacity: true)
                             state.head = 0
                         }
-                        return .deliver(chunk)
+                        return (.deliver(chunk), nil)
                     }
                     if state.finished {
-                        if let failure = state.failure { return .fail(failure) }
-                        return .deliver(nil)
+                        let ended = state.settle(Self.outcome(of: state.failure))
+                        if let failure = state.failure { return (.fail(failure), ended) }
+                        return (.deliver(nil), ended)
                     }
                     state.waiter = continuation
-                    return .wait
+                    return (.wait, nil)
                 }
+                Self.notify(ended)
                 switch action {
                 case .deliver(let chunk):
                     continuation.resume(returning: chunk)
@@ -117,6 +178,27 @@ final class ChunkBuffer: Sendable {
             }
         } onCancel: {
             cancel()
+        }
+    }
+
+    private static func notify(_ ended: (HTTPStreamEnd, [@Sendable (HTTPStreamEnd) -> Void])?) {
+        guard let (end, observers) = ended else { return }
+        for observer in observers { observer(end) }
+    }
+
+    /// How a body that ended with `error` (or `nil`, normally) ended.
+    private static func outcome(of error: (any Error)?) -> HTTPStreamEnd.Outcome {
+        guard let error else { return .completed }
+        let mapped = publicError(error)
+        return mapped.code == .cancelled ? .cancelled : .failed(mapped)
+    }
+
+    /// What the consumer sees of an error the body ended with.
+    static func publicError(_ error: any Error) -> NetworkAgentError {
+        switch error {
+        case let error as NetworkAgentError: error
+        case let failure as SessionDelegate.Failure: URLSessionTransport.map(failure, request: nil)
+        default: URLSessionTransport.map(error, request: nil)
         }
     }
 }

@@ -12,9 +12,10 @@ public struct NetworkAgentExchange: Sendable {
     /// Whether the caller streams the body (``NetworkAgentProvider/stream(endpoint:progress:)``).
     ///
     /// Then a 2xx response comes back from `next` with an empty body while its bytes go straight to the caller:
-    /// do not cache or transform that body, and do not call `next` again after returning such a response.
-    /// Other statuses come back with up to 1 MiB of their body, so a plugin can act on them (refresh a token,
-    /// retry) before any byte reaches the caller.
+    /// do not cache or transform that body, and do not call `next` again after returning such a response; to
+    /// measure or log the body, observe its end with ``onStreamEnd(_:)``. Other statuses come back with up to
+    /// 1 MiB of their body, read within the request's `timeoutInterval`, so a plugin can act on them (refresh a
+    /// token, retry) before any byte reaches the caller.
     public var isStreaming: Bool { call.isStreaming }
 
     init(
@@ -45,15 +46,50 @@ public struct NetworkAgentExchange: Sendable {
         return try await plugin.intercept(request, endpoint: endpoint, next: rest)
     }
 
+    /// Calls `observer` once when the body of this streamed call ends for the caller, with the bytes the caller
+    /// was handed and whether the body completed, failed or was given up.
+    ///
+    /// Meant for plugins that measure or log bodies: in a streamed call (``isStreaming``) the 2xx response `next`
+    /// returns has an empty body; register here and record the size when the caller is done with it. The observer
+    /// sees the body the caller gets (the one streamed from the network, or a body an interceptor answered with,
+    /// delivered as one chunk); if the call fails instead of handing a body over (a non-2xx status, a plugin
+    /// throwing), it is called with ``HTTPStreamEnd/Outcome/cancelled`` and `0` bytes. So every registration made
+    /// during a streamed call is called exactly once. In a call that does not stream, it is never called.
+    ///
+    /// The observer runs synchronously where the body ends (inside the caller's last read, or where the body is
+    /// dropped): keep it short and do not block.
+    ///
+    /// ```swift
+    /// let result = try await next(request)
+    /// if next.isStreaming, (result.response as? HTTPURLResponse).map({ (200..<300).contains($0.statusCode) }) == true {
+    ///     next.onStreamEnd { end in record(bytes: end.bytes) }
+    /// }
+    /// ```
+    ///
+    /// - Parameter observer: Called once with how the body ended.
+    public func onStreamEnd(_ observer: @escaping @Sendable (HTTPStreamEnd) -> Void) {
+        call.onStreamEnd(observer)
+    }
+
     /// The most of an error response's body read before the stream is closed.
     static let errorBodyLimit = 1 << 20
 
+    /// Opens the stream; a 2xx body goes to the caller, any other is read here (up to ``errorBodyLimit`` bytes)
+    /// within the request's deadline, so that a plugin can act on it.
     private func openStream(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
+        let deadline = Self.deadline(of: request)
         let opened = try await agent.streamPrepared(request)
         if (200..<300).contains(opened.statusCode) {
             call.keep(opened.body)
             return (data: Data(), response: opened.response)
         }
+        let timeout = NetworkAgentError(
+            .timedOut,
+            "the \(opened.statusCode) error body from \(request.url?.absoluteString ?? "the server") did not end "
+                + "within \(request.timeoutInterval) s"
+        )
+        let timer = deadline.map { opened.body.buffer.expire(at: $0, with: timeout) }
+        defer { timer?.cancel() }
         var data = Data()
         for try await chunk in opened.body {
             data.append(chunk.prefix(Self.errorBodyLimit - data.count))
@@ -61,12 +97,33 @@ public struct NetworkAgentExchange: Sendable {
         }
         return (data: data, response: opened.response)
     }
+
+    /// When a request started now must be done: `nil` for a timeout that is not a finite, positive number of
+    /// seconds small enough to count (an infinite timeout means none).
+    static func deadline(of request: URLRequest) -> ContinuousClock.Instant? {
+        let seconds = request.timeoutInterval
+        guard seconds.isFinite, seconds > 0, seconds < 1e9 else { return nil }
+        return ContinuousClock.now + .seconds(seconds)
+    }
 }
 
-/// What one provider call shares across its exchange: the last request sent and, when streaming, the open body.
+/// What one provider call shares across its exchange: the last request sent and, when streaming, the open body and
+/// who waits for its end.
 final class CallState: Sendable {
     let isStreaming: Bool
-    private let state = Locked<(sent: URLRequest?, body: HTTPByteStream?)>((nil, nil))
+
+    private struct State {
+        var sent: URLRequest?
+        /// The body of the last 2xx streamed response.
+        var body: HTTPByteStream?
+        /// The observers of the end of the body the caller gets, until it is known.
+        var observers: [@Sendable (HTTPStreamEnd) -> Void] = []
+        /// The body handed to the caller, once it was; `nil` with `ended` when the call failed instead.
+        var delivered: HTTPByteStream?
+        var ended = false
+    }
+
+    private let state = Locked(State())
 
     init(isStreaming: Bool) {
         self.isStreaming = isStreaming
@@ -78,10 +135,59 @@ final class CallState: Sendable {
 
     var lastSent: URLRequest? { state.withLock { $0.sent } }
 
-    /// Keeps the body of a 2xx streamed response; an earlier one (an interceptor called `next` again) is dropped.
+    /// Keeps the body of a 2xx streamed response; an earlier one (an interceptor called `next` again) is dropped,
+    /// which cancels its transfer.
     func keep(_ body: HTTPByteStream) {
         state.withLock { $0.body = body }
     }
 
     var body: HTTPByteStream? { state.withLock { $0.body } }
+
+    /// See ``NetworkAgentExchange/onStreamEnd(_:)``.
+    func onStreamEnd(_ observer: @escaping @Sendable (HTTPStreamEnd) -> Void) {
+        guard isStreaming else { return }
+        enum Action {
+            case wait
+            case attach(HTTPByteStream)
+            case failed
+        }
+        let action = state.withLock { state -> Action in
+            if let delivered = state.delivered { return .attach(delivered) }
+            if state.ended { return .failed }
+            state.observers.append(observer)
+            return .wait
+        }
+        switch action {
+        case .wait: break
+        case .attach(let body): body.buffer.onEnd(observer)
+        case .failed: observer(HTTPStreamEnd(outcome: .cancelled, bytes: 0))
+        }
+    }
+
+    /// The call hands `body` to the caller: the observers now wait for its end.
+    func deliver(_ body: HTTPByteStream) {
+        let observers = state.withLock { state in
+            state.delivered = body
+            state.ended = true
+            defer { state.observers = [] }
+            return state.observers
+        }
+        for observer in observers { body.buffer.onEnd(observer) }
+    }
+
+    /// The call failed before handing a body to the caller: the body kept so far is cancelled (so that its
+    /// connection closes now) and the observers are told.
+    func fail() {
+        let (body, observers) = state.withLock { state in
+            state.ended = true
+            defer {
+                state.observers = []
+                state.body = nil
+            }
+            return (state.body, state.observers)
+        }
+        body?.buffer.cancel()
+        let end = HTTPStreamEnd(outcome: .cancelled, bytes: 0)
+        for observer in observers { observer(end) }
+    }
 }

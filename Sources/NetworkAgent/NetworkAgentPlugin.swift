@@ -4,7 +4,9 @@
 /// ``NetworkAgentProvider/request(endpoint:progress:)``:
 ///
 /// 1. ``onRequest(_:endpoint:)`` runs for every plugin in registration order, each seeing the previous output.
-///    A throw ends the call before anything is sent.
+///    A throw ends the call before anything is sent; so does an endpoint whose request cannot be built. Either
+///    way every plugin's ``onFailureBeforeExchange(_:endpoint:)`` is then told, in registration order, and the
+///    error is thrown to the caller.
 /// 2. ``intercept(_:endpoint:next:)`` wraps the network exchange, first-registered outermost: a plugin may
 ///    answer without calling `next` (a cache), call it several times (a retry), time it, or catch its errors.
 /// 3. ``onResponse(_:data:request:endpoint:agent:)`` runs for every plugin in registration order on the
@@ -56,6 +58,19 @@ public protocol NetworkAgentPlugin: Sendable {
         endpoint: any NetworkAgentEndpoint,
         agent: NetworkAgent
     ) async throws -> (data: Data, response: URLResponse)
+
+    /// Learns that the call failed before its exchange started: the endpoint's request could not be built, or a
+    /// plugin's ``onRequest(_:endpoint:)`` threw.
+    ///
+    /// The provider tells every plugin, in registration order (the one that threw and those whose `onRequest` never
+    /// ran included), then throws `error` to the caller; neither ``intercept(_:endpoint:next:)`` nor
+    /// ``onResponse(_:data:request:endpoint:agent:)`` runs for that call. It is meant for plugins that count calls,
+    /// so that every call ends as exactly one outcome; it cannot change the error. The default does nothing.
+    ///
+    /// - Parameters:
+    ///   - error: What failed the call.
+    ///   - endpoint: The endpoint the call was made with.
+    func onFailureBeforeExchange(_ error: any Error, endpoint: any NetworkAgentEndpoint) async
 }
 
 extension NetworkAgentPlugin {
@@ -105,4 +120,11 @@ extension NetworkAgentPlugin {
     ) async throws -> (data: Data, response: URLResponse) {
         (data: data, response: response)
     }
+
+    /// Does nothing.
+    ///
+    /// - Parameters:
+    ///   - error: What failed the call.
+    ///   - endpoint: The endpoint the call was made with.
+    public func onFailureBeforeExchange(_ error: any Error, endpoint: any NetworkAgentEndpoint) async {}
 }

@@ -53,7 +53,9 @@ public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
     /// `onRequest` plugins shape the request as usual. Interceptors see a 2xx response with an empty body (its
     /// bytes go to the caller, see ``NetworkAgentExchange/isStreaming``) and any other status with up to 1 MiB of
     /// its body, so a token refresher can retry a 401 before any byte is delivered. Nothing is retried once the
-    /// caller has the stream. The endpoint's timeout is the deadline for the response headers.
+    /// caller has the stream. The endpoint's timeout is the deadline for the response headers (and, for a non-2xx
+    /// status, for the part of its body read). A body the caller drops unread, or the body of a call that fails after
+    /// its 2xx head (a plugin's `onResponse` threw), has its transfer cancelled at once.
     ///
     /// ```swift
     /// let stream = try await provider.stream(endpoint: .events)
@@ -68,30 +70,43 @@ public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
     ///   body for a non-2xx status — or any error a plugin throws.
     public func stream(endpoint: E, progress: TransferProgress.Handler? = nil) async throws -> HTTPStreamResponse {
         let call = CallState(isStreaming: true)
-        let (data, response) =
-            if let progress {
-                try await TransferProgress.$handler.withValue(progress) { try await run(endpoint, call: call) }
-            } else {
-                try await run(endpoint, call: call)
+        do {
+            let (data, response) =
+                if let progress {
+                    try await TransferProgress.$handler.withValue(progress) { try await run(endpoint, call: call) }
+                } else {
+                    try await run(endpoint, call: call)
+                }
+            guard let http = response as? HTTPURLResponse else {
+                throw NetworkAgentError(.invalidResponse, "the stream of \(endpoint.path) gave no HTTP response")
             }
-        guard let http = response as? HTTPURLResponse else {
-            throw NetworkAgentError(.invalidResponse, "the stream of \(endpoint.path) gave no HTTP response")
+            guard (200..<300).contains(http.statusCode) else {
+                throw NetworkAgentError(
+                    .unacceptableStatus,
+                    "\(http.url?.absoluteString ?? endpoint.path) answered \(http.statusCode) to a stream",
+                    response: http,
+                    data: data
+                )
+            }
+            let body = call.body ?? HTTPByteStream(data: data)
+            call.deliver(body)
+            return HTTPStreamResponse(response: http, body: body)
+        } catch {
+            // A body opened for a call that fails here is never read: cancel its transfer now.
+            call.fail()
+            throw error
         }
-        guard (200..<300).contains(http.statusCode) else {
-            throw NetworkAgentError(
-                .unacceptableStatus,
-                "\(http.url?.absoluteString ?? endpoint.path) answered \(http.statusCode) to a stream",
-                response: http,
-                data: data
-            )
-        }
-        return HTTPStreamResponse(response: http, body: call.body ?? HTTPByteStream(data: data))
     }
 
     private func run(_ endpoint: E, call: CallState) async throws -> (data: Data, response: URLResponse) {
-        var request = try agent.urlRequest(for: endpoint)
-        for plugin in plugins {
-            request = try await plugin.onRequest(request, endpoint: endpoint)
+        let request: URLRequest
+        do {
+            request = try await requestAfterPlugins(for: endpoint)
+        } catch {
+            for plugin in plugins {
+                await plugin.onFailureBeforeExchange(error, endpoint: endpoint)
+            }
+            throw error
         }
         let exchange = NetworkAgentExchange(plugins: plugins[...], endpoint: endpoint, agent: agent, call: call)
         var (data, response) = try await exchange(request)
@@ -106,5 +121,14 @@ public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
             )
         }
         return (data: data, response: response)
+    }
+
+    /// The endpoint's request after every plugin's `onRequest`.
+    private func requestAfterPlugins(for endpoint: E) async throws -> URLRequest {
+        var request = try agent.urlRequest(for: endpoint)
+        for plugin in plugins {
+            request = try await plugin.onRequest(request, endpoint: endpoint)
+        }
+        return request
     }
 }
