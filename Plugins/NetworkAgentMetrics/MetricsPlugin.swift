@@ -23,7 +23,15 @@ import NetworkAgent
 /// Labels are low-cardinality by construction: the route comes from the endpoint (``MetricsRouteNaming`` or the enum
 /// case name, never the URL), the method, the status class and the outcome.
 ///
-/// A call that fails before the exchange (in another plugin's `onRequest`) is not seen. The outcome is that of the
+/// A streamed call (``/NetworkAgent/NetworkAgentProvider/stream(endpoint:progress:)``) with a 2xx response is
+/// measured when its body ends (``/NetworkAgent/NetworkAgentExchange/onStreamEnd(_:)``): the duration runs to that
+/// end, the response size is the bytes the caller was handed, and the outcome is `success` for a body read to its
+/// end, the failure's (e.g. `transport_error:connection_lost`) for one that broke off, `cancelled` for one the
+/// caller gave up (or that never reached it).
+///
+/// A call that fails before the exchange (its request cannot be built, or another plugin's `onRequest` throws) is
+/// counted through ``onFailureBeforeExchange(_:endpoint:)``, with its error's outcome, no status and a zero duration,
+/// so that every call the provider starts ends as exactly one outcome. The outcome is otherwise that of the
 /// exchange: a response that a later `onResponse` (such as `.validate()`) turns into an error still counts by its
 /// status, e.g. a 500 is `http_error` with status class `5xx`.
 public struct MetricsPlugin: NetworkAgentPlugin {
@@ -80,7 +88,7 @@ public struct MetricsPlugin: NetworkAgentPlugin {
                 }) {
                     try await next(request)
                 }
-                report(.requestFinished(measurement(labels, start, requestBodyBytes, result: result)))
+                finish(result, next: next, labels, start, requestBodyBytes) { .requestFinished($0) }
                 return result
             } catch {
                 report(.requestFinished(measurement(labels, start, requestBodyBytes, error: error)))
@@ -90,12 +98,68 @@ public struct MetricsPlugin: NetworkAgentPlugin {
             let start = clock.now()
             do {
                 let result = try await next(request)
-                report(.attemptFinished(measurement(labels, start, requestBodyBytes, result: result)))
+                finish(result, next: next, labels, start, requestBodyBytes) { .attemptFinished($0) }
                 return result
             } catch {
                 report(.attemptFinished(measurement(labels, start, requestBodyBytes, error: error)))
                 throw error
             }
+        }
+    }
+
+    /// Counts a call that failed before its exchange, at the ``Level/requests`` level (no attempt was made).
+    ///
+    /// - Parameters:
+    ///   - error: What failed the call.
+    ///   - endpoint: The endpoint of the call, which gives the route label.
+    public func onFailureBeforeExchange(_ error: any Error, endpoint: any NetworkAgentEndpoint) async {
+        guard level == .requests else { return }
+        let labels = MetricsLabels(endpoint: endpoint)
+        report(.requestStarted(labels))
+        report(
+            .requestFinished(
+                MetricsMeasurement(
+                    labels: labels,
+                    statusCode: nil,
+                    outcome: MetricsOutcome(error: error),
+                    duration: .zero,
+                    requestBodyBytes: nil,
+                    responseBodyBytes: nil
+                )
+            )
+        )
+    }
+
+    /// Reports the measurement of `result` now or, for the 2xx head of a streamed body, when the body ends.
+    private func finish(
+        _ result: (data: Data, response: URLResponse),
+        next: NetworkAgentExchange,
+        _ labels: MetricsLabels,
+        _ start: Duration,
+        _ requestBodyBytes: Int?,
+        as observation: @escaping @Sendable (MetricsMeasurement) -> MetricsObservation
+    ) {
+        guard next.isStreaming, let http = result.response as? HTTPURLResponse, (200..<300).contains(http.statusCode)
+        else {
+            report(observation(measurement(labels, start, requestBodyBytes, result: result)))
+            return
+        }
+        next.onStreamEnd { [handlers, clock] end in
+            let outcome: MetricsOutcome =
+                switch end.outcome {
+                case .completed: .success
+                case .failed(let error): MetricsOutcome(error: error)
+                case .cancelled: .cancelled
+                }
+            let measurement = MetricsMeasurement(
+                labels: labels,
+                statusCode: http.statusCode,
+                outcome: outcome,
+                duration: clock.now() - start,
+                requestBodyBytes: requestBodyBytes,
+                responseBodyBytes: end.bytes
+            )
+            Self.report(observation(measurement), to: handlers)
         }
     }
 
