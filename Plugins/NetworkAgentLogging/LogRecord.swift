@@ -44,6 +44,8 @@ public struct LogRecord: Sendable, Hashable, CustomStringConvertible {
         case event
         /// A cURL command reproducing the request.
         case curl
+        /// The body of a streamed response ended: the bytes handed to the caller and how it ended (`stream_end`).
+        case streamEnd = "stream_end"
 
         /// The kind's raw name, e.g. `request`.
         public var description: String { rawValue }
@@ -56,7 +58,8 @@ public struct LogRecord: Sendable, Hashable, CustomStringConvertible {
     /// The text to print, already redacted.
     public var message: String
     /// The record's facts as key/value pairs, already redacted. Keys used: `call_id`, `method`, `url`, `status`,
-    /// `duration_ms`, `request_bytes`, `response_bytes`, `error`, `event`.
+    /// `duration_ms`, `request_bytes`, `response_bytes`, `error`, `event`, `outcome` (of a ``Kind/streamEnd`` record:
+    /// `completed`, `failed` or `cancelled`).
     public var metadata: [String: String]
 
     /// Creates a record.

@@ -11,6 +11,10 @@ import Synchronization
 ///
 /// Logging never changes the request or the response and never throws: errors pass through unchanged.
 ///
+/// A streamed call's 2xx response is logged twice: its head when it arrives (`streamed body`), and a
+/// ``LogRecord/Kind/streamEnd`` record when the caller is done with the body, with the bytes it was handed, the
+/// time since the request and whether the body completed, failed (an ``LogRecord/Severity/error``) or was cancelled.
+///
 /// ```swift
 /// let provider = NetworkAgentProvider<Api>(plugins: [.logging(.headers)])
 /// ```
@@ -90,7 +94,21 @@ public struct LoggingPlugin: NetworkAgentPlugin {
             }) {
                 try await next(request)
             }
-            sink(formatter.responseRecord(result.response, data: result.data, duration: start.duration(to: clock.now)))
+            if next.isStreaming, let http = result.response as? HTTPURLResponse, (200..<300).contains(http.statusCode) {
+                // The body goes to the caller: log the head now and the bytes streamed when the body ends.
+                sink(formatter.streamHeadRecord(http, duration: start.duration(to: clock.now)))
+                next.onStreamEnd { [sink] end in
+                    sink(formatter.streamEndRecord(end, response: http, duration: start.duration(to: clock.now)))
+                }
+            } else {
+                sink(
+                    formatter.responseRecord(
+                        result.response,
+                        data: result.data,
+                        duration: start.duration(to: clock.now)
+                    )
+                )
+            }
             return result
         } catch {
             sink(formatter.failureRecord(error, duration: start.duration(to: clock.now)))
