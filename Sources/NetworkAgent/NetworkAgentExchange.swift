@@ -61,8 +61,11 @@ public struct NetworkAgentExchange: Sendable {
     ///
     /// ```swift
     /// let result = try await next(request)
-    /// if next.isStreaming, (result.response as? HTTPURLResponse).map({ (200..<300).contains($0.statusCode) }) == true {
-    ///     next.onStreamEnd { end in record(bytes: end.bytes) }
+    /// let status = (result.response as? HTTPURLResponse)?.statusCode ?? 0
+    /// if next.isStreaming, (200..<300).contains(status) {
+    ///     next.onStreamEnd { end in record(end.bytes) }  // counted when the caller is done
+    /// } else {
+    ///     record(result.data.count)
     /// }
     /// ```
     ///
