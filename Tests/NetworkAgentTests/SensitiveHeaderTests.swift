@@ -26,6 +26,21 @@ import FoundationNetworking
         return (origin, other)
     }
 
+    func url(_ text: String) throws -> URL {
+        try #require(URL(string: text))
+    }
+
+    /// A redirect response to `location` for `request`.
+    func redirect(_ status: Int, from request: URLRequest, to location: String) throws -> HTTPURLResponse {
+        let response = HTTPURLResponse(
+            url: try #require(request.url),
+            statusCode: status,
+            httpVersion: "HTTP/1.1",
+            headerFields: ["Location": location]
+        )
+        return try #require(response)
+    }
+
     func endpoint(_ server: LoopbackServer, _ path: String, headers: [String: String]) -> TestEndpoint {
         TestEndpoint(baseURL: server.baseURL, path: path, headers: headers, timeout: .seconds(10))
     }
@@ -69,18 +84,11 @@ import FoundationNetworking
 
     @Test("17.2 an https to http downgrade on the same host drops sensitive headers")
     func downgradeDropsSensitiveHeaders() throws {
-        var request = URLRequest(url: try #require(URL(string: "https://api.example/a")))
+        var request = URLRequest(url: try url("https://api.example/a"))
         request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
         request.setValue("k1", forHTTPHeaderField: "X-API-Key")
         request.sensitiveHeaderNames = ["X-API-Key"]
-        let response = try #require(
-            HTTPURLResponse(
-                url: try #require(request.url),
-                statusCode: 302,
-                httpVersion: "HTTP/1.1",
-                headerFields: ["Location": "http://api.example/b"]
-            )
-        )
+        let response = try redirect(302, from: request, to: "http://api.example/b")
         let next = try #require(try RedirectPolicy.nextRequest(after: request, response: response))
         #expect(next.url?.absoluteString == "http://api.example/b")
         #expect(next.value(forHTTPHeaderField: "Authorization") == nil)
@@ -94,37 +102,30 @@ import FoundationNetworking
         ]
     )
     func explicitDefaultPortIsTheSameOrigin(from: String, to: String) throws {
-        var request = URLRequest(url: try #require(URL(string: from)))
+        var request = URLRequest(url: try url(from))
         request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
-        let response = try #require(
-            HTTPURLResponse(
-                url: try #require(request.url),
-                statusCode: 307,
-                httpVersion: "HTTP/1.1",
-                headerFields: ["Location": to]
-            )
-        )
+        let response = try redirect(307, from: request, to: to)
         let next = try #require(try RedirectPolicy.nextRequest(after: request, response: response))
         #expect(next.value(forHTTPHeaderField: "Authorization") == "Bearer t")
-        #expect(Origin(try #require(URL(string: from))) == Origin(try #require(URL(string: to))))
+        #expect(Origin(try url(from)) == Origin(try url(to)))
     }
 
     @Test("18.6 other ports, schemes and hosts are other origins")
     func otherOrigins() throws {
-        let base = try #require(Origin(try #require(URL(string: "http://a/"))))
+        let base = Origin(try url("http://a/"))
+        #expect(base != nil)
         for other in ["http://a:8080/", "https://a/", "http://b/", "https://a:80/"] {
-            #expect(Origin(try #require(URL(string: other))) != base, "\(other)")
+            #expect(Origin(try url(other)) != base, "\(other)")
         }
-        #expect(Origin(try #require(URL(string: "/relative"))) == nil)
+        #expect(Origin(try url("/relative")) == nil)
     }
-
 
     /// Sends one challenge through the session delegate and returns what it answered.
     func answer(to method: String) async throws -> URLSession.AuthChallengeDisposition {
         let delegate = SessionDelegate()
         let session = URLSession(configuration: .ephemeral)
         defer { session.invalidateAndCancel() }
-        let task = session.dataTask(with: try #require(URL(string: "https://127.0.0.1:1/")))
+        let task = session.dataTask(with: try url("https://127.0.0.1:1/"))
         let space = URLProtectionSpace(
             host: "127.0.0.1",
             port: 1,
@@ -162,9 +163,18 @@ import FoundationNetworking
 
     @Test("17.15 the challenge decision as a pure function")
     func challengeDecision() {
-        #expect(SessionDelegate.disposition(forAuthenticationMethod: "NSURLAuthenticationMethodServerTrust") == .performDefaultHandling)
-        #expect(SessionDelegate.disposition(forAuthenticationMethod: NSURLAuthenticationMethodHTTPBasic) == .cancelAuthenticationChallenge)
-        #expect(SessionDelegate.disposition(forAuthenticationMethod: NSURLAuthenticationMethodNegotiate) == .cancelAuthenticationChallenge)
+        #expect(
+            SessionDelegate.disposition(forAuthenticationMethod: "NSURLAuthenticationMethodServerTrust")
+                == .performDefaultHandling
+        )
+        #expect(
+            SessionDelegate.disposition(forAuthenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+                == .cancelAuthenticationChallenge
+        )
+        #expect(
+            SessionDelegate.disposition(forAuthenticationMethod: NSURLAuthenticationMethodNegotiate)
+                == .cancelAuthenticationChallenge
+        )
     }
 }
 
