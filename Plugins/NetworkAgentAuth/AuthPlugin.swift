@@ -17,8 +17,9 @@ import NetworkAgent
 ///    ``plainHTTPHosts``, the call fails with ``Error/Code/insecureTransport`` before anything is sent, rather
 ///    than sending in clear text or silently without the credential.
 ///
-/// Register it after plugins that change URLs in `onRequest`; the transport itself drops `Authorization` on
-/// redirects to another origin. Emits `auth.credential_added` (attribute `scheme`) and `auth.credential_withheld`
+/// Register it after plugins that change URLs in `onRequest`. Every credential header it adds is marked in
+/// `URLRequest.sensitiveHeaderNames`, so the URL session transport drops it on a redirect to another origin (or from
+/// `https` to `http`) and the logging plugin redacts it. Emits `auth.credential_added` (attribute `scheme`) and `auth.credential_withheld`
 /// (attribute `reason`: `opted_out`, `other_origin`, `already_present`, `no_credential`).
 ///
 /// ```swift

@@ -42,7 +42,9 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
     /// A copy of a request carrying this credential, replacing whatever the request had in the same place (the
     /// `Authorization` header, the named header, or every query item of that name).
     ///
-    /// The caller decides whether the request may carry it: this does no origin or transport check.
+    /// The caller decides whether the request may carry it: this does no origin or transport check. The header it
+    /// sets is added to `URLRequest.sensitiveHeaderNames`, so that the transport drops it on a redirect to another
+    /// origin and logs redact it.
     ///
     /// - Parameter request: The request to authorize.
     /// - Returns: The authorized request.
@@ -55,6 +57,7 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
         case .bearer(let token):
             try Self.checkValue(token, what: "bearer token")
             request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+            request.sensitiveHeaderNames.insert("authorization")
         case .basic(let username, let password):
             guard !username.contains(":") else {
                 throw AuthPlugin.Error(.invalidCredential, "a Basic username cannot contain a colon (RFC 7617 §2)")
@@ -62,12 +65,14 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
             try Self.checkValue(username + password, what: "Basic username or password")
             let encoded = Data((username + ":" + password).utf8).base64EncodedString()
             request.setValue("Basic " + encoded, forHTTPHeaderField: "Authorization")
+            request.sensitiveHeaderNames.insert("authorization")
         case .header(let name, let value):
             guard !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter) else {
                 throw AuthPlugin.Error(.invalidCredential, "\(name.debugDescription) is not a valid header name")
             }
             try Self.checkValue(value, what: "\(name) header value")
             request.setValue(value, forHTTPHeaderField: name)
+            request.sensitiveHeaderNames.insert(name)
         case .query(let name, let value):
             guard !name.isEmpty else {
                 throw AuthPlugin.Error(.invalidCredential, "a query credential needs a parameter name")

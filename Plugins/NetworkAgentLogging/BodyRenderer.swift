@@ -2,6 +2,12 @@ import NetworkAgent
 
 /// Turns a request or response body into printable text: redacted, optionally pretty-printed, capped in size;
 /// binary and multipart bodies summarised rather than dumped.
+///
+/// Redaction fails closed: a body is printed only through a redactor that knows its type, and one that redactor
+/// cannot parse is summarised as its type and size. JSON (`application/json`, `+json`, or no type and starting with
+/// `{` or `[`) is parsed and its secret fields hidden; NDJSON line by line; form bodies field by field; `text/*`
+/// through the free-text redactor (secret `name=value` pairs, URL passwords). Any other type, and untyped text that is
+/// not JSON, is summarised. A policy that hides nothing (a cURL command with `redaction: nil`) prints text as it is.
 struct BodyRenderer {
     /// JSON bodies larger than this are not parsed for redaction; they are summarised instead of printed.
     static let maximumParsedJSONBytes = 1 << 20
@@ -32,13 +38,32 @@ struct BodyRenderer {
         guard let text = String(data: data, encoding: .utf8), !Self.hasControlCharacters(text) else {
             return .summary("(binary body, \(data.count) bytes\(typeNote))")
         }
+        if policy.hidesNothing {
+            return .text(text)
+        }
         if mediaType == "application/x-www-form-urlencoded" {
             return .text(policy.redactedQuery(text))
         }
-        if Self.isJSONType(mediaType) || Self.looksLikeJSON(text) {
-            return renderJSON(data, text: text, declared: Self.isJSONType(mediaType))
+        if Self.isJSONType(mediaType) || (mediaType.isEmpty && Self.looksLikeJSON(text)) {
+            return renderJSON(data, text: text, mediaType: mediaType)
         }
-        return .text(text)
+        if Self.isNDJSONType(mediaType) {
+            return renderNDJSON(text, mediaType: mediaType)
+        }
+        if mediaType.hasPrefix("text/") {
+            if Self.looksLikeJSON(text), case .text(let json) = renderJSON(data, text: text, mediaType: mediaType) {
+                return .text(json)
+            }
+            return .text(policy.redactedText(text))
+        }
+        return Self.unshown(data.count, mediaType: mediaType, reason: "no redactor for its type")
+    }
+
+    /// `(<type> body, <n> bytes, not shown: <reason>)`, or `(body of unknown type, <n> bytes, not shown)`.
+    private static func unshown(_ count: Int, mediaType: String, reason: String) -> Rendition {
+        mediaType.isEmpty
+            ? .summary("(body of unknown type, \(count) bytes, not shown)")
+            : .summary("(\(mediaType) body, \(count) bytes, not shown: \(reason))")
     }
 
     /// The lines to print for a body: the text capped at ``limit`` with the remainder counted, or the summary.
@@ -60,13 +85,13 @@ struct BodyRenderer {
         }
     }
 
-    private func renderJSON(_ data: Data, text: String, declared: Bool) -> Rendition {
+    private func renderJSON(_ data: Data, text: String, mediaType: String) -> Rendition {
         guard data.count <= Self.maximumParsedJSONBytes else {
             return policy.bodyFieldNames.isEmpty
                 ? .text(text) : .summary("(JSON body, \(data.count) bytes, too large to redact)")
         }
         guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
-            return .text(text)
+            return Self.unshown(data.count, mediaType: mediaType.isEmpty ? "JSON" : mediaType, reason: "not valid JSON")
         }
         let (redacted, changed) = policy.redactedJSON(object)
         guard changed || prettyPrintsJSON else { return .text(text) }
@@ -76,6 +101,44 @@ struct BodyRenderer {
             return .summary("(JSON body, \(data.count) bytes, not shown)")
         }
         return .text(String(decoding: output, as: UTF8.self))
+    }
+
+    /// Newline-delimited JSON, redacted line by line; one line that is not JSON summarises the whole body.
+    private func renderNDJSON(_ text: String, mediaType: String) -> Rendition {
+        let count = text.utf8.count
+        guard count <= Self.maximumParsedJSONBytes else {
+            return .summary("(\(mediaType) body, \(count) bytes, too large to redact)")
+        }
+        var lines: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            guard !line.allSatisfy(\.isWhitespace) else {
+                lines.append(String(line))
+                continue
+            }
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8), options: [.fragmentsAllowed])
+            else {
+                return Self.unshown(count, mediaType: mediaType, reason: "a line is not valid JSON")
+            }
+            let (redacted, changed) = policy.redactedJSON(object)
+            guard changed else {
+                lines.append(String(line))
+                continue
+            }
+            let options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]
+            guard let output = try? JSONSerialization.data(withJSONObject: redacted, options: options) else {
+                return Self.unshown(count, mediaType: mediaType, reason: "a line cannot be printed")
+            }
+            lines.append(String(decoding: output, as: UTF8.self))
+        }
+        return .text(lines.joined(separator: "\n"))
+    }
+
+    /// Media types of newline-delimited JSON.
+    static func isNDJSONType(_ mediaType: String) -> Bool {
+        [
+            "application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines",
+            "application/jsonlines",
+        ].contains(mediaType)
     }
 
     /// The media type of a `Content-Type`, lowercased, without parameters.

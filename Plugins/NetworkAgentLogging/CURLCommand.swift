@@ -36,7 +36,8 @@ public func curlCommand(
     } else if method != "GET" || !body.isEmpty || streamed {
         arguments.append("-X " + shellQuoted(method))
     }
-    for header in policy.redactedHeaders(request.allHTTPHeaderFields ?? [:]) {
+    let sensitive = redaction == nil ? [] : request.sensitiveHeaderNames
+    for header in policy.redactedHeaders(request.allHTTPHeaderFields ?? [:], sensitive: sensitive) {
         arguments.append("-H " + shellQuoted("\(header.name): \(header.value)"))
     }
     if streamed {

@@ -32,7 +32,8 @@ struct RecordFormatter: Sendable {
             )
         }
         var lines = ["--> \(method) \(url)"]
-        lines += policy.redactedHeaders(request.allHTTPHeaderFields ?? [:]).map { "\($0.name): \($0.value)" }
+        lines += policy.redactedHeaders(request.allHTTPHeaderFields ?? [:], sensitive: request.sensitiveHeaderNames)
+            .map { "\($0.name): \($0.value)" }
         if level >= .body {
             if streamed {
                 lines += ["", "(streamed body, not shown)"]
@@ -102,9 +103,11 @@ struct RecordFormatter: Sendable {
         } else {
             description = String(describing: error)
         }
-        // Error messages may quote the URL: quote the redacted one instead.
+        // Error messages quote URLs (the request's, a redirect hop's, a proxy's): quote the redacted request URL, and
+        // redact secret parameters and passwords wherever else they appear.
         let rawURL = request.url?.absoluteString ?? ""
-        let safe = rawURL.isEmpty ? description : description.replacingOccurrences(of: rawURL, with: url)
+        let quoted = rawURL.isEmpty ? description : description.replacingOccurrences(of: rawURL, with: url)
+        let safe = policy.redactedText(quoted)
         var metadata = baseMetadata
         metadata["duration_ms"] = milliseconds
         metadata["error"] = (error as? NetworkAgentError)?.shortDescription ?? String(describing: type(of: error))

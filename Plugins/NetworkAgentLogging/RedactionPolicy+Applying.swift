@@ -36,10 +36,90 @@ extension RedactionPolicy {
         .joined(separator: "&")
     }
 
-    /// Header fields as `(name, value)` pairs sorted by name, redacted values replaced.
-    func redactedHeaders(_ headers: [String: String]) -> [(name: String, value: String)] {
-        headers.sorted { $0.key.lowercased() < $1.key.lowercased() }
-            .map { (name: $0.key, value: redactsHeader($0.key) ? Self.placeholder : $0.value) }
+    /// Header fields as `(name, value)` pairs sorted by name: the values of redacted headers and of `sensitive` ones
+    /// (lowercased names the request marked) replaced, URLs and secret parameters in the others redacted (a
+    /// `Location` header), and the request's sensitive-headers mark left out (it is never sent).
+    func redactedHeaders(
+        _ headers: [String: String],
+        sensitive: Set<String> = []
+    ) -> [(name: String, value: String)] {
+        let mark = URLRequest.sensitiveHeadersField.lowercased()
+        return headers.filter { $0.key.lowercased() != mark }
+            .sorted { $0.key.lowercased() < $1.key.lowercased() }
+            .map { name, value in
+                let hidden = redactsHeader(name) || sensitive.contains(name.lowercased())
+                return (name: name, value: hidden ? Self.placeholder : redactedText(value))
+            }
+    }
+
+    /// Free text (an error message, a header value, a text body) with every secret parameter's value and every URL
+    /// password replaced: `name=value` pairs whose name is a redacted query parameter, at the start of the text or
+    /// after `?`, `&`, `;`, white space, a quote or a bracket, lose their value up to the next `&`, `#`, white space,
+    /// quote or angle bracket; `scheme://user:password@` loses its password.
+    func redactedText(_ text: String) -> String {
+        let parameters = queryParameterNames.isEmpty ? text : redactedParameters(in: text)
+        return redactsURLPassword ? Self.redactedPasswords(in: parameters) : parameters
+    }
+
+    private static let pairBoundaries: Set<Unicode.Scalar> = [
+        "?", "&", ";", " ", "\t", "\n", "\r", "\"", "'", "(", "[", "{", "<", ",",
+    ]
+    private static let valueEnds: Set<Unicode.Scalar> = ["&", "#", " ", "\t", "\n", "\r", "\"", "'", "<", ">"]
+    private static let nameEnds: Set<Unicode.Scalar> = valueEnds.union(["=", "?", "/", ":", "@"])
+
+    private func redactedParameters(in text: String) -> String {
+        let scalars = Array(text.unicodeScalars)
+        var output = String.UnicodeScalarView()
+        var index = 0
+        while index < scalars.count {
+            let atBoundary = index == 0 || Self.pairBoundaries.contains(scalars[index - 1])
+            guard atBoundary else {
+                output.append(scalars[index])
+                index += 1
+                continue
+            }
+            var nameEnd = index
+            while nameEnd < scalars.count, !Self.nameEnds.contains(scalars[nameEnd]) { nameEnd += 1 }
+            guard nameEnd > index, nameEnd < scalars.count, scalars[nameEnd] == "=" else {
+                output.append(scalars[index])
+                index += 1
+                continue
+            }
+            var rawName = String.UnicodeScalarView()
+            rawName.append(contentsOf: scalars[index..<nameEnd])
+            let plus = String(rawName).replacingOccurrences(of: "+", with: " ")
+            guard redactsQueryParameter(plus.removingPercentEncoding ?? plus) else {
+                output.append(contentsOf: scalars[index...nameEnd])
+                index = nameEnd + 1
+                continue
+            }
+            output.append(contentsOf: rawName)
+            output.append(contentsOf: ("=" + Self.placeholder).unicodeScalars)
+            index = nameEnd + 1
+            while index < scalars.count, !Self.valueEnds.contains(scalars[index]) { index += 1 }
+        }
+        return String(output)
+    }
+
+    /// Text with the password of every `scheme://user:password@host` replaced.
+    private static func redactedPasswords(in text: String) -> String {
+        guard text.contains("://") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let separator = rest.range(of: "://") {
+            result += rest[..<separator.upperBound]
+            rest = rest[separator.upperBound...]
+            let authorityEnd =
+                rest.unicodeScalars.firstIndex { "/?#".unicodeScalars.contains($0) || valueEnds.contains($0) }
+                ?? rest.endIndex
+            let authority = rest[..<authorityEnd]
+            guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else {
+                continue
+            }
+            result += authority[...colon] + placeholder
+            rest = rest[at...]
+        }
+        return result + rest
     }
 
     /// A JSON value with the values of redacted fields replaced at any depth, and whether anything was replaced.
@@ -71,8 +151,10 @@ extension RedactionPolicy {
         return (value, false)
     }
 
-    /// An event attribute value, hidden when its key names a secret (attributes should never carry one).
+    /// An event attribute value, hidden when its key names a secret (attributes should never carry one), its URLs
+    /// and secret parameters redacted otherwise.
     func redactedAttribute(key: String, value: String) -> String {
-        redactsQueryParameter(key) || redactsHeader(key) || redactsBodyField(key) ? Self.placeholder : value
+        redactsQueryParameter(key) || redactsHeader(key) || redactsBodyField(key)
+            ? Self.placeholder : redactedText(value)
     }
 }

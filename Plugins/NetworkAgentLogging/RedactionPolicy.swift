@@ -16,17 +16,21 @@ public struct RedactionPolicy: Sendable, Hashable {
     public static let placeholder = "<redacted>"
 
     /// Headers hidden by default: `Authorization` and `Proxy-Authorization` (RFC 9110 §11.6.2, §11.7.2), `Cookie`
-    /// and `Set-Cookie` (RFC 6265 §5.4, §4.1) and `X-API-Key`.
+    /// and `Set-Cookie` (RFC 6265 §5.4, §4.1), `X-API-Key`, `X-Auth-Token`, `X-Access-Token`, `X-CSRF-Token`,
+    /// `X-Amz-Security-Token` (AWS temporary credentials) and `X-Goog-Api-Key` (Google APIs). Headers a request marks
+    /// sensitive (`URLRequest.sensitiveHeaderNames`, set by the auth plugin for its credential) are hidden too.
     public static let defaultHeaderNames: Set<String> = [
-        "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key",
+        "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token", "x-access-token",
+        "x-csrf-token", "x-amz-security-token", "x-goog-api-key",
     ]
 
     /// Query parameters, form fields and JSON body fields hidden by default: `token`, `access_token`,
     /// `refresh_token` and `id_token` (RFC 6749 §5.1, RFC 6750 §2.3, OpenID Connect), `client_secret`
-    /// (RFC 6749 §2.3.1), `api_key`, `apikey`, `password` and `secret`.
+    /// (RFC 6749 §2.3.1), `code` (RFC 6749 §4.1.2), `code_verifier` (RFC 7636 §4.5), `client_assertion`
+    /// (RFC 7521 §4.2), `api_key`, `apikey`, `password` and `secret`.
     public static let defaultParameterNames: Set<String> = [
-        "token", "access_token", "refresh_token", "id_token", "client_secret", "api_key", "apikey", "password",
-        "secret",
+        "token", "access_token", "refresh_token", "id_token", "client_secret", "code", "code_verifier",
+        "client_assertion", "api_key", "apikey", "password", "secret",
     ]
 
     /// The header names whose values are hidden, lowercased.
@@ -37,6 +41,11 @@ public struct RedactionPolicy: Sendable, Hashable {
     public internal(set) var bodyFieldNames: Set<String>
     /// Whether a password in a URL's user information is hidden; only a cURL command without redaction shows it.
     var redactsURLPassword = true
+
+    /// Whether nothing at all is hidden (a cURL command without redaction): bodies of any text type print as they are.
+    var hidesNothing: Bool {
+        headerNames.isEmpty && queryParameterNames.isEmpty && bodyFieldNames.isEmpty && !redactsURLPassword
+    }
 
     /// The default policy: ``defaultHeaderNames`` for headers, ``defaultParameterNames`` for query parameters,
     /// form fields and JSON body fields. URL passwords (`https://user:password@host`) are always hidden.

@@ -2,7 +2,9 @@
 ///
 /// Implementations must be safe to call from many tasks at once. They follow redirects themselves (or not),
 /// honour `URLRequest.timeoutInterval` as the deadline of the whole exchange and throw ``NetworkAgentError`` with
-/// ``NetworkAgentError/Code/cancelled`` when the calling task is cancelled. NetworkAgent ships
+/// ``NetworkAgentError/Code/cancelled`` when the calling task is cancelled. A transport that sends over the
+/// network reads `URLRequest.sensitiveHeaderNames` (removing those headers, like `Authorization`, on a redirect to
+/// another origin) and sets it to `[]` before sending, so that its field never goes out. NetworkAgent ships
 /// ``URLSessionTransport``; `NetworkAgentTesting` has a stub transport for unit tests.
 public protocol HTTPTransport: Sendable {
     /// Sends a request and returns the body and response.

@@ -18,6 +18,10 @@ public struct NetworkAgentConfiguration: Sendable {
     public var multipartMemoryThreshold: Int
     /// Where temporary multipart bodies are written. Defaults to the system's temporary directory.
     public var temporaryDirectory: URL
+    /// Header fields whose values are secrets on every request of the agent (any case), e.g. `["X-Session"]`: the
+    /// URL session transport removes them on a redirect to another origin or from `https` to `http`, and the logging
+    /// plugin redacts them. Empty by default; see `URLRequest.sensitiveHeaderNames`.
+    public var sensitiveHeaders: Set<String> = []
 
     /// Creates a configuration.
     ///

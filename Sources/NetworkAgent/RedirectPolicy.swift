@@ -1,6 +1,7 @@
 /// How ``URLSessionTransport`` follows a redirect (RFC 9110 §15.4, with the Fetch standard's method rewrites).
 enum RedirectPolicy {
-    /// Headers that carry credentials and never cross to another origin.
+    /// Headers that carry credentials and never cross to another origin, besides those the request marks
+    /// (`URLRequest.sensitiveHeaderNames`).
     static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 
     /// The request for the next hop, or `nil` when the response is not a redirect to follow.
@@ -41,20 +42,18 @@ enum RedirectPolicy {
                 response: response
             )
         }
+        // A downgrade from https to http changes the scheme, so it leaves the origin too.
         if !sameOrigin(current, target) {
-            for header in credentialHeaders {
+            for header in credentialHeaders + request.sensitiveHeaderNames.sorted() {
                 next.setValue(nil, forHTTPHeaderField: header)
             }
         }
         return next
     }
 
-    /// Whether two URLs share scheme, host and port (RFC 6454).
+    /// Whether two URLs have one ``Origin``; URLs without one (no scheme or host) are never the same.
     static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
-        func origin(_ url: URL) -> (String, String, Int) {
-            let scheme = url.scheme?.lowercased() ?? ""
-            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : 80))
-        }
-        return origin(lhs) == origin(rhs)
+        guard let origin = Origin(lhs) else { return false }
+        return origin == Origin(rhs)
     }
 }

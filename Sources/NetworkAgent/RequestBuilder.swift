@@ -47,9 +47,13 @@ struct RequestBuilder {
         return request
     }
 
-    /// Sets the agent-wide defaults a request lacks (today the `User-Agent`).
+    /// Sets the agent-wide defaults a request lacks (the `User-Agent`) and marks the configuration's sensitive
+    /// headers.
     func applyDefaults(to request: inout URLRequest) {
         setDefault(configuration.userAgent, for: "User-Agent", on: &request)
+        if !configuration.sensitiveHeaders.isEmpty {
+            request.sensitiveHeaderNames.formUnion(configuration.sensitiveHeaders)
+        }
     }
 
     private func setDefault(_ value: String, for name: String, on request: inout URLRequest) {
@@ -156,7 +160,11 @@ struct RequestBuilder {
     }
 
     /// Joins a base URL and a raw path: the base's path prefix is kept, the join has exactly one slash, and each
-    /// path segment is percent-encoded.
+    /// path segment is percent-encoded (`%` included: the path is text, so `%2e` is sent as `%252e`).
+    ///
+    /// A `.` or `..` segment is refused: a server that normalises the path (RFC 3986 §5.2.4) would resolve it, so
+    /// `../admin` under `https://host/v1/` would reach `/admin`. Encoded dots cannot climb: `%2e%2e` stays the
+    /// literal text `%2e%2e`.
     static func url(base: URL, path: String) throws(NetworkAgentError) -> URL {
         guard var components = URLComponents(url: base, resolvingAgainstBaseURL: true), components.host != nil else {
             throw NetworkAgentError(.invalidURL, "\(base.absoluteString) is not an absolute http(s) URL")
@@ -167,6 +175,13 @@ struct RequestBuilder {
             var suffix = Substring(path)
             while suffix.hasPrefix("/") { suffix = suffix.dropFirst() }
             let segments = suffix.split(separator: "/", omittingEmptySubsequences: false)
+            if segments.contains(where: { $0 == "." || $0 == ".." }) {
+                throw NetworkAgentError(
+                    .invalidURL,
+                    "the path \(path.debugDescription) has a dot segment (\".\" or \"..\"), which a server would resolve "
+                        + "against \(base.absoluteString); name the resource without one"
+                )
+            }
             let encoded = segments.map { PercentEncoding.encode($0, allowing: PercentEncoding.isPathCharacter) }
             components.percentEncodedPath = prefix + "/" + encoded.joined(separator: "/")
         }

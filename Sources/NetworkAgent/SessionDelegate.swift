@@ -1,5 +1,5 @@
 /// The one delegate of a ``URLSessionTransport``'s session: routes each task's response, body chunks and progress
-/// by task id, cancels authentication challenges, stops URLSession from following redirects (the transport
+/// by task id, cancels HTTP authentication challenges, stops URLSession from following redirects (the transport
 /// does), and stops an attempt whose body libcurl would send again without it (see ``RequestBody``). Per-task
 /// delegates are ignored by FoundationNetworking for data callbacks, hence one session delegate.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
@@ -159,9 +159,29 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        let failure = challenge.failureResponse as? HTTPURLResponse
-        tasks.withLock { $0[task.taskIdentifier]?.challengeResponse = failure }
-        completionHandler(.cancelAuthenticationChallenge, nil)
+        let disposition = Self.disposition(forAuthenticationMethod: challenge.protectionSpace.authenticationMethod)
+        if disposition == .cancelAuthenticationChallenge {
+            let failure = challenge.failureResponse as? HTTPURLResponse
+            tasks.withLock { $0[task.taskIdentifier]?.challengeResponse = failure }
+        }
+        completionHandler(disposition, nil)
+    }
+
+    /// Authentication methods of the TLS layer, answered by the system: server trust (Apple's certificate
+    /// evaluation, which cancelling would fail for every HTTPS request) and client certificates. The names are
+    /// spelled out because FoundationNetworking marks its constants for them unavailable.
+    static let transportLayerAuthenticationMethods: Set<String> = [
+        "NSURLAuthenticationMethodServerTrust", "NSURLAuthenticationMethodClientCertificate",
+    ]
+
+    /// How a challenge of an authentication method is answered.
+    ///
+    /// TLS-layer methods get the default handling. Every other method is an HTTP authentication scheme (Basic,
+    /// Digest, NTLM, Negotiate, HTML form, the default one, or one this code does not know) and is cancelled: auth
+    /// is done with headers, and FoundationNetworking hangs forever on a Basic challenge it is asked to handle. The
+    /// 401 then comes back as a normal response.
+    static func disposition(forAuthenticationMethod method: String) -> URLSession.AuthChallengeDisposition {
+        transportLayerAuthenticationMethods.contains(method) ? .performDefaultHandling : .cancelAuthenticationChallenge
     }
 
     /// Called by FoundationNetworking from inside libcurl's seek callback, on the session's work queue, when libcurl

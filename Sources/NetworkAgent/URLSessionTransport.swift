@@ -1,11 +1,13 @@
 /// The default transport: URLSession, hardened for FoundationNetworking on Linux.
 ///
 /// What it does about the platform (each has a test against the loopback server):
-/// - answers every authentication challenge by cancelling it and returns the 401 as a normal response
-///   (FoundationNetworking hangs forever on `WWW-Authenticate: Basic`); auth is done with headers;
+/// - cancels HTTP authentication challenges (Basic, Digest, NTLM, Negotiate…) and returns the 401 as a normal
+///   response (FoundationNetworking hangs forever on `WWW-Authenticate: Basic`); auth is done with headers. Server
+///   trust and client certificate challenges (Apple platforms) get the system's default handling;
 /// - follows redirects itself: 301/302 turn a `POST` into a `GET` and 303 anything but `HEAD` into a `GET`,
-///   307/308 keep the method and the body, and `Authorization`, `Cookie` and `Proxy-Authorization` are removed
-///   when a hop leaves the origin;
+///   307/308 keep the method and the body, and `Authorization`, `Cookie`, `Proxy-Authorization` and the headers
+///   the request marks sensitive (`URLRequest.sensitiveHeaderNames`) are removed when a hop leaves the origin
+///   (an `https` to `http` downgrade included); the mark itself is never sent;
 /// - enforces `URLRequest.timeoutInterval` as the deadline of the whole exchange, sub-second values included;
 /// - maps the cancellation of the calling task to ``NetworkAgentError/Code/cancelled`` at once;
 /// - uses no cookie jar and no URL cache unless a session configuration asks for them;
@@ -157,6 +159,7 @@ public final class URLSessionTransport: HTTPTransport {
         let remaining = ContinuousClock.now.duration(to: deadline)
         guard remaining > .zero else { throw Self.timeoutError(request) }
         var sent = request
+        sent.sensitiveHeaderNames = []
         // libcurl's timeout is an idle timeout in whole seconds that fails sub-second values at once: keep it
         // past our own deadline so that the deadline below is the one that fires.
         sent.timeoutInterval = (remaining.timeInterval + 1).rounded(.up)

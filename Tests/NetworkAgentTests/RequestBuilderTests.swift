@@ -199,3 +199,35 @@ struct Widget: Codable, Equatable {
         #expect(own.value(forHTTPHeaderField: "User-Agent") == "Mine/2")
     }
 }
+
+extension RequestBuilderTests {
+    @Test(
+        "17.16 a dot segment in an endpoint path is refused with invalidURL",
+        arguments: ["../admin", "/..", "a/../../admin", "./x", "/a/./b", ".", "..", "a/.."]
+    )
+    func dotSegmentsAreRefused(path: String) throws {
+        let base = try #require(URL(string: "https://api.example/v1/"))
+        let error = #expect(throws: NetworkAgentError.self) { try build(TestEndpoint(baseURL: base, path: path)) }
+        #expect(error?.code == .invalidURL)
+        #expect(error?.message.contains("dot segment") == true)
+    }
+
+    @Test(
+        "17.16 percent-encoded dots in a path stay a literal segment",
+        arguments: [
+            ("%2e%2e/admin", "https://api.example/v1/%252e%252e/admin"),
+            ("%2E%2e/admin", "https://api.example/v1/%252E%252e/admin"),
+            (".%2e/admin", "https://api.example/v1/.%252e/admin"),
+            ("%2e/x", "https://api.example/v1/%252e/x"),
+            ("...", "https://api.example/v1/..."),
+            ("a..b/.c", "https://api.example/v1/a..b/.c"),
+        ]
+    )
+    func encodedDotsStayLiteral(path: String, expected: String) throws {
+        let base = try #require(URL(string: "https://api.example/v1/"))
+        let request = try build(TestEndpoint(baseURL: base, path: path))
+        #expect(request.url?.absoluteString == expected)
+        // What a normalising server sees: the path keeps its prefix, nothing climbs above /v1.
+        #expect(request.url?.standardized.path.hasPrefix("/v1/") == true)
+    }
+}

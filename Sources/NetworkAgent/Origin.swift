@@ -1,6 +1,10 @@
-import NetworkAgent
+import Foundation
 
-/// The origin of a URL: scheme, host and port (RFC 6454 §4), with the scheme's default port filled in.
+/// The origin of a URL: scheme, host and port (RFC 6454 §4), with the scheme's default port filled in, so that
+/// `http://a` and `http://a:80` are one origin.
+///
+/// The one origin rule of the package: the redirect policy uses it to decide which headers cross a hop, the auth
+/// plugin to decide where credentials go.
 package struct Origin: Hashable, Sendable {
     package let scheme: String
     package let host: String
