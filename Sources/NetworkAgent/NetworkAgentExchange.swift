@@ -38,7 +38,7 @@ public struct NetworkAgentExchange: Sendable {
         guard let plugin = plugins.first else {
             let prepared = try agent.prepare(request)
             call.recordSent(prepared)
-            guard call.isStreaming else { return try await agent.sendPrepared(prepared) }
+            guard call.isStreaming else { return try await agent.sendPrepared(prepared, for: endpoint) }
             return try await openStream(prepared)
         }
         let rest = NetworkAgentExchange(plugins: plugins.dropFirst(), endpoint: endpoint, agent: agent, call: call)
@@ -49,7 +49,7 @@ public struct NetworkAgentExchange: Sendable {
     static let errorBodyLimit = 1 << 20
 
     private func openStream(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-        let opened = try await agent.streamPrepared(request)
+        let opened = try await agent.streamPrepared(request, for: endpoint)
         if (200..<300).contains(opened.statusCode) {
             call.keep(opened.body)
             return (data: Data(), response: opened.response)
