@@ -26,25 +26,55 @@ public struct NetworkAgent: Sendable {
     /// Fires a one-off request for an endpoint, without the plugin chain.
     ///
     /// Meant for side requests from inside plugins (a token refresh, a retry): skipping the chain is what keeps an
-    /// interceptor from recursing into itself.
+    /// interceptor from recursing into itself. A side request reports no progress to the handler of the call it is
+    /// made in; pass `progress` to follow it. Its response limit is the endpoint's
+    /// ``NetworkAgentEndpoint/maximumResponseBytes``, or else the agent's.
     ///
-    /// - Parameter endpoint: The endpoint to call.
+    /// - Parameters:
+    ///   - endpoint: The endpoint to call.
+    ///   - progress: Receives this request's upload and download progress; `nil` (the default) for none.
     /// - Returns: The body and response, whatever the status code.
     /// - Throws: ``NetworkAgentError``.
-    public func request(_ endpoint: any NetworkAgentEndpoint) async throws -> (data: Data, response: URLResponse) {
-        try await send(urlRequest(for: endpoint))
+    public func request(
+        _ endpoint: any NetworkAgentEndpoint,
+        progress: TransferProgress.Handler? = nil
+    ) async throws
+        -> (data: Data, response: URLResponse)
+    {
+        try await sendAside(urlRequest(for: endpoint), endpoint: endpoint, progress: progress)
     }
 
     /// Sends a ready-made request without the plugin chain, e.g. the final request a plugin was handed, with a
     /// fresh `Authorization`.
     ///
-    /// The agent adds its defaults (the `User-Agent`) and refuses headers with CR, LF or NUL.
+    /// The agent adds its defaults (the `User-Agent`) and refuses headers with CR, LF or NUL. Like
+    /// ``request(_:progress:)``, it reports progress only to `progress`; the response limit is the agent's
+    /// ``NetworkAgentConfiguration/maximumResponseBytes``.
     ///
-    /// - Parameter request: The request to send.
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - progress: Receives this request's upload and download progress; `nil` (the default) for none.
     /// - Returns: The body and response, whatever the status code.
     /// - Throws: ``NetworkAgentError``.
-    public func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-        try await sendPrepared(prepare(request))
+    public func send(
+        _ request: URLRequest,
+        progress: TransferProgress.Handler? = nil
+    ) async throws
+        -> (data: Data, response: URLResponse)
+    {
+        try await sendAside(request, endpoint: nil, progress: progress)
+    }
+
+    /// Sends a side request with its own progress handler (or none), never the one of the call it is made in.
+    private func sendAside(
+        _ request: URLRequest,
+        endpoint: (any NetworkAgentEndpoint)?,
+        progress: TransferProgress.Handler?
+    ) async throws -> (data: Data, response: URLResponse) {
+        let prepared = try prepare(request)
+        return try await TransferProgress.$handler.withValue(progress) {
+            try await sendPrepared(prepared, for: endpoint)
+        }
     }
 
     /// The request an endpoint stands for, before any plugin ran.
@@ -57,22 +87,62 @@ public struct NetworkAgent: Sendable {
         try RequestBuilder(configuration: configuration).makeRequest(for: endpoint)
     }
 
-    /// Applies the defaults and checks the headers of a request about to be sent.
+    /// Applies the defaults and checks the headers and the timeout of a request about to be sent.
     func prepare(_ request: URLRequest) throws(NetworkAgentError) -> URLRequest {
         var request = request
         RequestBuilder(configuration: configuration).applyDefaults(to: &request)
         try HTTPHeaderValidator.validate(request)
+        _ = try URLSessionTransport.timeLimit(of: request)
         return request
     }
 
-    /// Sends a prepared request, mapping whatever the transport throws to ``NetworkAgentError``.
-    func sendPrepared(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-        try await mappingErrors(of: request) { try await transport.send(request) }
+    /// The response limit of the transport call running in this task, in bytes (`nil`: none), for the transport to
+    /// enforce as bytes arrive. Set by the agent around each call of its transport only, so it never reaches a side
+    /// request made elsewhere in the chain.
+    @TaskLocal static var maximumResponseBytes: Int?
+
+    /// The response limit of a request for `endpoint` (or of a ready-made request, without one).
+    func maximumResponseBytes(for endpoint: (any NetworkAgentEndpoint)?) -> Int? {
+        (endpoint?.maximumResponseBytes ?? configuration.maximumResponseBytes).map { max(0, $0) }
     }
 
-    /// Opens a prepared request as a stream, mapping whatever the transport throws to ``NetworkAgentError``.
-    func streamPrepared(_ request: URLRequest) async throws -> HTTPStreamResponse {
-        try await mappingErrors(of: request) { try await transport.stream(request) }
+    /// Sends a prepared request within the response limit of `endpoint` (or the agent's), mapping whatever the
+    /// transport throws to ``NetworkAgentError``.
+    ///
+    /// ``URLSessionTransport`` stops a body at the limit as it arrives; another transport's body is checked here.
+    func sendPrepared(
+        _ request: URLRequest,
+        for endpoint: (any NetworkAgentEndpoint)? = nil
+    ) async throws
+        -> (data: Data, response: URLResponse)
+    {
+        let limit = maximumResponseBytes(for: endpoint)
+        let (data, response) = try await mappingErrors(of: request) {
+            try await Self.$maximumResponseBytes.withValue(limit) { try await transport.send(request) }
+        }
+        if let limit, data.count > limit {
+            throw NetworkAgentError(
+                .responseTooLarge,
+                "the response body of \(request.url?.absoluteString ?? "the request") has \(data.count) bytes, more "
+                    + "than the limit of \(limit)",
+                response: response as? HTTPURLResponse
+            )
+        }
+        return (data: data, response: response)
+    }
+
+    /// Opens a prepared request as a stream within the response limit of `endpoint` (or the agent's), mapping
+    /// whatever the transport throws to ``NetworkAgentError``.
+    func streamPrepared(
+        _ request: URLRequest,
+        for endpoint: (any NetworkAgentEndpoint)? = nil
+    ) async throws
+        -> HTTPStreamResponse
+    {
+        let limit = maximumResponseBytes(for: endpoint)
+        return try await mappingErrors(of: request) {
+            try await Self.$maximumResponseBytes.withValue(limit) { try await transport.stream(request) }
+        }
     }
 
     private func mappingErrors<T>(of request: URLRequest, _ operation: () async throws -> T) async throws -> T {

@@ -26,6 +26,10 @@ public protocol NetworkAgentEndpoint: Sendable {
     /// A deadline for the whole request, redirects included. `nil` (the default) uses the agent's
     /// ``NetworkAgentConfiguration/timeout``. Sub-second values are honoured.
     var timeout: Duration? { get }
+    /// The most bytes this endpoint's response bodies may have. `nil` (the default) uses the agent's
+    /// ``NetworkAgentConfiguration/maximumResponseBytes``; `Int.max` lifts the bound, e.g. for a download or a
+    /// long-lived event stream. A larger body fails with ``NetworkAgentError/Code/responseTooLarge``.
+    var maximumResponseBytes: Int? { get }
 }
 
 extension NetworkAgentEndpoint {
@@ -36,4 +40,7 @@ extension NetworkAgentEndpoint {
 
     /// `nil`: the agent's configured timeout applies.
     public var timeout: Duration? { nil }
+
+    /// `nil`: the agent's ``NetworkAgentConfiguration/maximumResponseBytes`` applies.
+    public var maximumResponseBytes: Int? { nil }
 }

@@ -13,6 +13,7 @@ public struct NetworkAgentError: Error, Sendable, CustomStringConvertible {
         private enum Base: String, Sendable {
             case invalidURL, encoding, invalidHeader, transport, timedOut, cancelled, redirectFailed
             case invalidResponse, unacceptableStatus, decoding, streamOverflow
+            case invalidTimeout, responseTooLarge
         }
         private let base: Base
 
@@ -41,6 +42,12 @@ public struct NetworkAgentError: Error, Sendable, CustomStringConvertible {
         public static let decoding = Code(base: .decoding)
         /// A streamed body's consumer fell further behind than the transport's buffer limit allows.
         public static let streamOverflow = Code(base: .streamOverflow)
+        /// A request's `timeoutInterval` is negative or not a number (an infinite or huge one means no deadline).
+        public static let invalidTimeout = Code(base: .invalidTimeout)
+        /// A response body grew past the call's byte limit
+        /// (``NetworkAgentEndpoint/maximumResponseBytes`` or ``NetworkAgentConfiguration/maximumResponseBytes``);
+        /// the transfer was stopped there. `response` is the response head when it had arrived.
+        public static let responseTooLarge = Code(base: .responseTooLarge)
 
         /// A short, stable name safe for logs and metrics labels, e.g. `timed_out`.
         public var description: String {
@@ -56,6 +63,8 @@ public struct NetworkAgentError: Error, Sendable, CustomStringConvertible {
             case .unacceptableStatus: "unacceptable_status"
             case .decoding: "decoding"
             case .streamOverflow: "stream_overflow"
+            case .invalidTimeout: "invalid_timeout"
+            case .responseTooLarge: "response_too_large"
             }
         }
     }

@@ -39,7 +39,7 @@ public struct NetworkAgentExchange: Sendable {
         guard let plugin = plugins.first else {
             let prepared = try agent.prepare(request)
             call.recordSent(prepared)
-            guard call.isStreaming else { return try await agent.sendPrepared(prepared) }
+            guard call.isStreaming else { return try await agent.sendPrepared(prepared, for: endpoint) }
             return try await openStream(prepared)
         }
         let rest = NetworkAgentExchange(plugins: plugins.dropFirst(), endpoint: endpoint, agent: agent, call: call)
@@ -81,7 +81,7 @@ public struct NetworkAgentExchange: Sendable {
     /// within the request's deadline, so that a plugin can act on it.
     private func openStream(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
         let deadline = Self.deadline(of: request)
-        let opened = try await agent.streamPrepared(request)
+        let opened = try await agent.streamPrepared(request, for: endpoint)
         if (200..<300).contains(opened.statusCode) {
             call.keep(opened.body)
             return (data: Data(), response: opened.response)
@@ -105,7 +105,7 @@ public struct NetworkAgentExchange: Sendable {
     /// seconds small enough to count (an infinite timeout means none).
     static func deadline(of request: URLRequest) -> ContinuousClock.Instant? {
         let seconds = request.timeoutInterval
-        guard seconds.isFinite, seconds > 0, seconds < 1e9 else { return nil }
+        guard seconds.isFinite, seconds > 0, seconds < URLSessionTransport.longestTimeout else { return nil }
         return ContinuousClock.now + .seconds(seconds)
     }
 }

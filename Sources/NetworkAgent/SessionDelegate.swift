@@ -14,6 +14,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         /// which it cannot do with the body: the attempt was stopped. Whether the transport can send it again
         /// itself depends on the ``RequestBody``.
         case bodyLost
+        /// The body grew past `limit` bytes and the task was cancelled; `response` is the head, when it had arrived.
+        case responseTooLarge(limit: Int, response: HTTPURLResponse?)
         case error(any Error)
     }
 
@@ -45,6 +47,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         var bodyLost = false
         var progress: TransferProgress.Handler?
         var transferred = TransferProgress()
+        /// The most body bytes accepted; `nil` for no bound.
+        var maximumResponseBytes: Int?
+        /// The body grew past ``maximumResponseBytes``: later chunks are dropped and the task is being cancelled.
+        var tooLarge = false
     }
 
     private let tasks = Locked<[Int: TaskState]>([:])
@@ -54,8 +60,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     private let cancellations = DispatchQueue(label: "NetworkAgent.SessionDelegate.cancellations")
 
     /// Makes a task known before it is resumed (and before any cancellation of the caller can arrive).
-    func prepare(_ id: Int, body: RequestBody, progress: TransferProgress.Handler?) {
-        tasks.withLock { $0[id] = TaskState(body: body, progress: progress) }
+    ///
+    /// `maximumResponseBytes` bounds the body: the chunk that would cross it is dropped, the task cancelled, and it
+    /// ends with ``Failure/responseTooLarge(limit:response:)``.
+    func prepare(
+        _ id: Int,
+        body: RequestBody,
+        progress: TransferProgress.Handler?,
+        maximumResponseBytes: Int? = nil
+    ) {
+        let limit = maximumResponseBytes.map { max(0, $0) }
+        tasks.withLock { $0[id] = TaskState(body: body, progress: progress, maximumResponseBytes: limit) }
     }
 
     /// Gives a prepared task its sink; returns `false`, forgetting the task, when the caller was cancelled first
@@ -106,9 +121,15 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let id = dataTask.taskIdentifier
         // Mutated in place: copying the state out and back would copy the whole body on every chunk.
-        let (chunks, progress) = tasks.withLock {
-            tasks -> (ChunkBuffer?, (TransferProgress.Handler, TransferProgress)?) in
-            guard tasks[id] != nil else { return (nil, nil) }
+        let (chunks, progress, overLimit) = tasks.withLock {
+            tasks -> (ChunkBuffer?, (TransferProgress.Handler, TransferProgress)?, Bool) in
+            guard tasks[id] != nil, tasks[id]?.tooLarge == false else { return (nil, nil, false) }
+            if let limit = tasks[id]?.maximumResponseBytes,
+                (tasks[id]?.transferred.bytesReceived ?? 0) + data.count > limit
+            {
+                tasks[id]?.tooLarge = true
+                return (nil, nil, true)
+            }
             tasks[id]?.transferred.bytesReceived += data.count
             var chunks: ChunkBuffer?
             if case .stream(_, let buffer) = tasks[id]?.sink {
@@ -117,9 +138,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
                 tasks[id]?.data.append(data)
             }
             guard let handler = tasks[id]?.progress, let transferred = tasks[id]?.transferred else {
-                return (chunks, nil)
+                return (chunks, nil, false)
             }
-            return (chunks, (handler, transferred))
+            return (chunks, (handler, transferred), false)
+        }
+        if overLimit {
+            // At once, as the stream buffer's overflow does from here: libcurl would go on inflating and delivering.
+            dataTask.cancel()
+            return
         }
         chunks?.append(data)
         if let (handler, transferred) = progress { handler(transferred) }
@@ -227,7 +253,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         }
         guard let (state, sink) = finished else { return }
         let outcome: Result<Completion, Failure>
-        if state.timedOut {
+        if state.tooLarge, let limit = state.maximumResponseBytes {
+            outcome = .failure(
+                .responseTooLarge(limit: limit, response: (state.response ?? task.response) as? HTTPURLResponse)
+            )
+        } else if state.timedOut {
             outcome = .failure(.timedOut)
         } else if state.cancelled {
             outcome = .failure(.cancelled)

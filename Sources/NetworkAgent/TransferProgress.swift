@@ -3,7 +3,9 @@
 /// Delivered to the `progress` handler of ``NetworkAgentProvider/request(endpoint:progress:)`` and
 /// ``NetworkAgentProvider/stream(endpoint:progress:)``: upload progress as the transport reports body bytes sent,
 /// download progress as body bytes arrive (counted by the transport, since FoundationNetworking's own counters
-/// stay at zero on Linux). A retried or redirected request starts again from zero.
+/// stay at zero on Linux). A retried or redirected request starts again from zero. Side requests that plugins make
+/// through the agent (a token refresh) report to it only the handler they are given
+/// (``NetworkAgent/request(_:progress:)``, ``NetworkAgent/send(_:progress:)``), never the call's.
 public struct TransferProgress: Sendable, Hashable {
     /// Receives progress; called on the transport's delegate queue, so keep it short and thread-safe.
     public typealias Handler = @Sendable (TransferProgress) -> Void
@@ -21,6 +23,7 @@ public struct TransferProgress: Sendable, Hashable {
     /// Creates an empty progress value.
     public init() {}
 
-    /// The progress handler of the current call; read by the transport when it starts a task.
+    /// The progress handler of the current call; read by the transport when it starts a task. The agent's side-request
+    /// methods set it to their own handler (or `nil`) so that they never report to the call they are made in.
     @TaskLocal static var handler: Handler?
 }

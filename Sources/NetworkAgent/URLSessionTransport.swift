@@ -8,7 +8,12 @@
 ///   307/308 keep the method and the body, and `Authorization`, `Cookie`, `Proxy-Authorization` and the headers
 ///   the request marks sensitive (`URLRequest.sensitiveHeaderNames`) are removed when a hop leaves the origin
 ///   (an `https` to `http` downgrade included); the mark itself is never sent;
-/// - enforces `URLRequest.timeoutInterval` as the deadline of the whole exchange, sub-second values included;
+/// - enforces `URLRequest.timeoutInterval` as the deadline of the whole exchange, sub-second values included; an
+///   infinite one, or one of ``longestTimeout`` or more, means no deadline, and a negative or NaN one fails with
+///   ``NetworkAgentError/Code/invalidTimeout``;
+/// - stops a transfer the moment its body grows past the calling agent's response limit
+///   (``NetworkAgentConfiguration/maximumResponseBytes``, ``NetworkAgentEndpoint/maximumResponseBytes``), counted in
+///   the bytes libcurl delivers after decoding, and fails with ``NetworkAgentError/Code/responseTooLarge``;
 /// - maps the cancellation of the calling task to ``NetworkAgentError/Code/cancelled`` at once;
 /// - uses no cookie jar and no URL cache unless a session configuration asks for them;
 /// - streams bodies in a ``FileBackedBodyStream`` from their file with a `Content-Length`, on every attempt;
@@ -36,6 +41,11 @@ public final class URLSessionTransport: HTTPTransport {
     /// more reused keep-alive connection that died before answering, which libcurl checks for before reusing one,
     /// so more than one in a row is rare.
     static let maximumLostBodyResends = 3
+
+    /// The shortest `URLRequest.timeoutInterval`, in seconds, that means no deadline at all: 10⁹ s, about 31.7
+    /// years. An infinite interval means none too. Every conversion of an interval below it, to nanoseconds for the
+    /// deadline's timer and to milliseconds inside FoundationNetworking, fits in 64 bits.
+    public static let longestTimeout: TimeInterval = 1e9
 
     /// The default ``streamBufferLimit``: 64 MiB.
     public static let defaultStreamBufferLimit = 64 << 20
@@ -88,9 +98,10 @@ public final class URLSessionTransport: HTTPTransport {
     ///
     /// - Parameter request: The request to send.
     /// - Returns: The body and the final response, whatever its status code.
-    /// - Throws: ``NetworkAgentError``: `transport`, `timedOut`, `cancelled` or `redirectFailed`.
+    /// - Throws: ``NetworkAgentError``: `transport`, `timedOut`, `cancelled`, `redirectFailed`, `invalidTimeout` or
+    ///   `responseTooLarge`.
     public func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-        let deadline = ContinuousClock.now + .seconds(request.timeoutInterval)
+        let deadline = try Self.timeLimit(of: request).map { ContinuousClock.now + $0 }
         var current = request
         var redirects = 0
         while true {
@@ -111,9 +122,10 @@ public final class URLSessionTransport: HTTPTransport {
     ///
     /// - Parameter request: The request to send.
     /// - Returns: The response head and its body as a stream of chunks.
-    /// - Throws: ``NetworkAgentError``: `transport`, `timedOut`, `cancelled`, `redirectFailed` or `invalidResponse`.
+    /// - Throws: ``NetworkAgentError``: `transport`, `timedOut`, `cancelled`, `redirectFailed`, `invalidResponse` or
+    ///   `invalidTimeout`; the body's iteration throws `responseTooLarge` when the body grows past the agent's limit.
     public func stream(_ request: URLRequest) async throws -> HTTPStreamResponse {
-        let deadline = ContinuousClock.now + .seconds(request.timeoutInterval)
+        let deadline = try Self.timeLimit(of: request).map { ContinuousClock.now + $0 }
         var current = request
         var redirects = 0
         while true {
@@ -125,6 +137,27 @@ public final class URLSessionTransport: HTTPTransport {
             buffer.cancel()
             current = next
         }
+    }
+
+    /// How long a request may take: its `timeoutInterval`, or `nil` (no deadline) when that is infinite or at least
+    /// ``longestTimeout``.
+    ///
+    /// - Parameter request: The request.
+    /// - Returns: The time limit, or `nil` for none.
+    /// - Throws: ``NetworkAgentError`` with ``NetworkAgentError/Code/invalidTimeout`` when the interval is negative or
+    ///   NaN.
+    static func timeLimit(of request: URLRequest) throws(NetworkAgentError) -> Duration? {
+        let interval = request.timeoutInterval
+        // `>=` is false for NaN too.
+        guard interval >= 0 else {
+            throw NetworkAgentError(
+                .invalidTimeout,
+                "the timeoutInterval \(interval) of \(request.url?.absoluteString ?? "the request") is negative or "
+                    + "not a number"
+            )
+        }
+        guard interval < longestTimeout else { return nil }
+        return .seconds(interval)
     }
 
     private func nextHop(
@@ -152,17 +185,22 @@ public final class URLSessionTransport: HTTPTransport {
     /// The request to hand URLSession and the task for it: file-backed bodies go through `uploadTask(fromFile:)`.
     private func makeTask(
         _ request: URLRequest,
-        deadline: ContinuousClock.Instant
+        deadline: ContinuousClock.Instant?
     ) throws(NetworkAgentError)
         -> URLSessionTask
     {
-        let remaining = ContinuousClock.now.duration(to: deadline)
-        guard remaining > .zero else { throw Self.timeoutError(request) }
         var sent = request
         sent.sensitiveHeaderNames = []
-        // libcurl's timeout is an idle timeout in whole seconds that fails sub-second values at once: keep it
-        // past our own deadline so that the deadline below is the one that fires.
-        sent.timeoutInterval = (remaining.timeInterval + 1).rounded(.up)
+        if let deadline {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else { throw Self.timeoutError(request) }
+            // libcurl's timeout is an idle timeout in whole seconds that fails sub-second values at once: keep it
+            // past our own deadline so that the deadline below is the one that fires.
+            sent.timeoutInterval = (remaining.timeInterval + 1).rounded(.up)
+        } else {
+            // No deadline; FoundationNetworking converts the interval to integer milliseconds, which infinity traps.
+            sent.timeoutInterval = Self.longestTimeout
+        }
         if let body = request.httpBodyStream as? FileBackedBodyStream {
             sent.httpBodyStream = nil
             return session.uploadTask(with: sent, fromFile: body.fileURL)
@@ -172,8 +210,12 @@ public final class URLSessionTransport: HTTPTransport {
 
     /// Cancels `task` at `deadline`, marking it timed out. The timer is a Dispatch timer, not a Swift task, so a
     /// deadline fires even while an app keeps every thread of the concurrency pool busy; cancelling it releases the
-    /// task at once (a cancelled `asyncAfter` work item would hold it until its deadline).
-    private func startTimer(for task: URLSessionTask, deadline: ContinuousClock.Instant) -> any DispatchSourceTimer {
+    /// task at once (a cancelled `asyncAfter` work item would hold it until its deadline). No deadline, no timer.
+    private func startTimer(
+        for task: URLSessionTask,
+        deadline: ContinuousClock.Instant?
+    ) -> (any DispatchSourceTimer)? {
+        guard let deadline else { return nil }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
         let remaining = ContinuousClock.now.duration(to: deadline).components
         let nanoseconds = max(0, Int(remaining.seconds) * 1_000_000_000 + Int(remaining.attoseconds / 1_000_000_000))
@@ -197,7 +239,12 @@ public final class URLSessionTransport: HTTPTransport {
     ) async throws -> T {
         let id = task.taskIdentifier
         // Known to the delegate before any cancellation can arrive, so that a cancellation is never lost.
-        delegate.prepare(id, body: RequestBody(of: request), progress: progress)
+        delegate.prepare(
+            id,
+            body: RequestBody(of: request),
+            progress: progress,
+            maximumResponseBytes: NetworkAgent.maximumResponseBytes
+        )
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
@@ -250,19 +297,20 @@ public final class URLSessionTransport: HTTPTransport {
         )
     }
 
-    private func perform(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> (Data, URLResponse) {
+    private func perform(_ request: URLRequest, deadline: ContinuousClock.Instant?) async throws -> (Data, URLResponse)
+    {
         try await resendingLostBodies(request) { try await performOnce(request, deadline: deadline) }
     }
 
     private func performOnce(
         _ request: URLRequest,
-        deadline: ContinuousClock.Instant
+        deadline: ContinuousClock.Instant?
     ) async throws
         -> (Data, URLResponse)
     {
         let task = try makeTask(request, deadline: deadline)
         let timer = startTimer(for: task, deadline: deadline)
-        defer { timer.cancel() }
+        defer { timer?.cancel() }
         let started = ContinuousClock.now
         let completion: SessionDelegate.Completion = try await cancellable(
             task,
@@ -277,7 +325,7 @@ public final class URLSessionTransport: HTTPTransport {
 
     private func open(
         _ request: URLRequest,
-        deadline: ContinuousClock.Instant
+        deadline: ContinuousClock.Instant?
     ) async throws
         -> (HTTPStreamResponse, ChunkBuffer)
     {
@@ -286,13 +334,13 @@ public final class URLSessionTransport: HTTPTransport {
 
     private func openOnce(
         _ request: URLRequest,
-        deadline: ContinuousClock.Instant
+        deadline: ContinuousClock.Instant?
     ) async throws
         -> (HTTPStreamResponse, ChunkBuffer)
     {
         let task = try makeTask(request, deadline: deadline)
         let timer = startTimer(for: task, deadline: deadline)
-        defer { timer.cancel() }
+        defer { timer?.cancel() }
         let started = ContinuousClock.now
         let buffer = ChunkBuffer(limit: streamBufferLimit, cancelProducer: { task.cancel() })
         let response: URLResponse = try await cancellable(
@@ -338,6 +386,13 @@ public final class URLSessionTransport: HTTPTransport {
                 "\(request?.url?.absoluteString ?? "the server"): the connection closed before a response and the "
                     + "request body could not be sent again",
                 underlying: URLError(.networkConnectionLost)
+            )
+        case .responseTooLarge(let limit, let response):
+            NetworkAgentError(
+                .responseTooLarge,
+                "the response body of \((request?.url ?? response?.url)?.absoluteString ?? "the server") grew past the "
+                    + "limit of \(limit) bytes; the transfer was stopped",
+                response: response
             )
         case .error(let error): map(error, request: request)
         }
