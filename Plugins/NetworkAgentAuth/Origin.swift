@@ -1,3 +1,4 @@
+import Foundation
 import NetworkAgent
 
 /// The origin of a URL: scheme, host and port (RFC 6454 §4), with the scheme's default port filled in.

@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The one error type of NetworkAgent: URL building, encoding, transport, timeout, cancellation and
 /// validation failures.
 ///

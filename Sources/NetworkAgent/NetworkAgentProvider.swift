@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Performs the requests of one endpoint type through a chain of plugins.
 ///
 /// ```swift
