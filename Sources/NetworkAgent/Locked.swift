@@ -16,6 +16,7 @@ import Darwin
 /// `package`, not public: the core, its plugins, the test server, the example and the benchmarks share it; it is
 /// not part of the library's API.
 ///
+/// <!-- snippet: skip -->
 /// ```swift
 /// let hits = Locked(0)
 /// hits.withLock { $0 += 1 }

@@ -11,7 +11,7 @@ import FoundationNetworking
 ///
 /// ```swift
 /// do { _ = try await provider.request(endpoint: .posts) }
-/// catch let error as NetworkAgentError where error.code == .timedOut { ... }
+/// catch let error as NetworkAgentError where error.code == .timedOut { print("timed out:", error.message) }
 /// ```
 public struct NetworkAgentError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.

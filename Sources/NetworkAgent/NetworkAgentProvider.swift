@@ -7,7 +7,7 @@ import FoundationNetworking
 /// Performs the requests of one endpoint type through a chain of plugins.
 ///
 /// ```swift
-/// let provider = NetworkAgentProvider<Api>(plugins: [AuthHeaderInjector(token: { "t" })])
+/// let provider = NetworkAgentProvider<Api>(plugins: [.validate()])
 /// let (data, response) = try await provider.request(endpoint: .posts)
 /// ```
 ///
