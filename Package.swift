@@ -105,7 +105,7 @@ for target in targets where target.type != .system {
 
 let package = Package(
     name: "NetworkAgent",
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: products,
     targets: targets,
     swiftLanguageModes: [.v6]

@@ -22,6 +22,10 @@
 import Foundation
 import NetworkAgent
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Runs one input; libFuzzer calls it by its C name. Always returns 0 (the input is usable).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func requestsFuzzTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

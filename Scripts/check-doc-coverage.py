@@ -9,8 +9,8 @@ prints one `file:line: error: …` line per problem, then a summary; the exit st
 
 Which symbols are checked — every symbol in the graphs with access level `public` or `open` that
   1. is declared in a file under <package-root> (its `location`). This leaves out the symbols of modules the
-     module re-exports (`NetworkAgent` has `@_exported import Foundation`, so its graph holds Foundation and
-     Glibc too) and anything else declared outside the package;
+     module re-exports (a module with `@_exported import Foundation` has Foundation and Glibc in its graph)
+     and anything else declared outside the package;
   2. is not a synthesized member, i.e. its identifier has no `::SYNTHESIZED::`. Those are a protocol extension's
      default implementations copied onto each conforming type: `!=` from `Equatable`, `localizedDescription`
      from `Error`, `assumeIsolated` on actors, and our own defaults such as `NetworkAgentPlugin.onRequest` on

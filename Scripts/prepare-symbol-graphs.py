@@ -7,8 +7,9 @@ Usage: prepare-symbol-graphs.py <symbol-graph-dir> <module> <output-dir> <packag
 --additional-symbol-graph-dir` reads a whole folder, so each module gets its own: `<module>.symbols.json` and the
 `<module>@<Other>.symbols.json` files that hold its extensions to other modules' types.
 
-The graphs of a module that re-exports another (`NetworkAgent` has `@_exported import Foundation`) also hold
-every symbol of the re-exported modules — all of Foundation and Glibc, some 19,000 symbols and a 300 MB archive.
+The graphs of a module that re-exports another (`@_exported import Foundation`, as `NetworkAgent` had until issue
+18) also hold every symbol of the re-exported modules — all of Foundation and Glibc, some 19,000 symbols and a
+300 MB archive.
 A symbol is kept when
   1. it is declared in a file under <package-root> (its `location`), or
   2. it is a member the compiler synthesized onto a kept symbol (a protocol extension's default implementation,

@@ -1,3 +1,4 @@
+import Foundation
 import NetworkAgent
 
 /// The endpoints the scenarios call, as plain values (the server's port is only known at run time).

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A JSON value whose objects keep their keys in the order given (JSONEncoder on Linux does not), so the file reads
 /// like the table.
 enum JSONValue: Sendable {

@@ -1,14 +1,17 @@
-import Synchronization
+import NetworkAgent
 
 /// Sends a fixed number of requests from a fixed number of concurrent workers and reports the rate.
 enum LoadGenerator {
     /// Hands out request numbers to the workers.
     private final class Counter: Sendable {
-        private let next = Atomic<Int>(0)
+        private let next = Locked(0)
 
         /// Claims the next request number.
         func claim() -> Int {
-            next.wrappingAdd(1, ordering: .relaxed).oldValue
+            next.withLock { next in
+                defer { next += 1 }
+                return next
+            }
         }
     }
 

@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// One named measurement of the benchmark. Names are fixed so results can be compared over time.
 struct Scenario: Sendable {
     /// How a scenario is run.

@@ -1,4 +1,9 @@
+import Foundation
 import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Adds a credential to requests, only where it may go: to the endpoint's own origin (or an allow-list), never
 /// over plain `http://` to another machine, never over a header the request already has.

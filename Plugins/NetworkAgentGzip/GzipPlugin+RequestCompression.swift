@@ -1,4 +1,9 @@
+import Foundation
 import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 extension GzipPlugin {
     /// How much of a file-backed body is read and compressed at a time.

@@ -1,4 +1,9 @@
+import Foundation
 import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 extension GzipPlugin {
     /// A `Content-Encoding` this plugin decodes.

@@ -1,4 +1,9 @@
+import Foundation
 public import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Compresses request bodies with gzip and decodes gzip and deflate responses the transport left encoded.
 ///

@@ -1,3 +1,4 @@
+import Foundation
 import NetworkAgent
 
 /// Turns a request or response body into printable text: redacted, optionally pretty-printed, capped in size;

@@ -1,4 +1,9 @@
+import Foundation
 import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The default file name a cURL command reads a binary or streamed body from: `body.bin`.
 public let defaultCURLBodyFileName = "body.bin"

@@ -1,3 +1,4 @@
+import Foundation
 import NetworkAgent
 
 /// Where a ``LoggingPlugin`` writes its ``LogRecord``s: standard error by default, or any closure.

@@ -1,5 +1,9 @@
+import Foundation
 import NetworkAgent
-import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Logs what a provider sends and receives, with secrets redacted: requests as handed to the network exchange,
 /// responses, failures with their durations, and the events other plugins emit meanwhile (retries, cache answers,
@@ -127,10 +131,13 @@ public struct LoggingPlugin: NetworkAgentPlugin {
 
 /// Numbers the calls a plugin logs, so that the records of concurrent calls can be told apart (`call_id`).
 private final class CallCounter: Sendable {
-    private let value = Atomic<Int>(0)
+    private let value = Locked(0)
 
     func next() -> Int {
-        value.add(1, ordering: .relaxed).newValue
+        value.withLock { value in
+            value += 1
+            return value
+        }
     }
 }
 

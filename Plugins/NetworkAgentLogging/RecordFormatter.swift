@@ -1,4 +1,9 @@
+import Foundation
 import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Builds the records of one logged exchange.
 struct RecordFormatter: Sendable {

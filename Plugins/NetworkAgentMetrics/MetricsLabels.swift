@@ -1,3 +1,4 @@
+import Foundation
 import NetworkAgent
 
 /// The labels every request measurement carries: a low-cardinality route and the HTTP method.

@@ -1,4 +1,9 @@
+import Foundation
 import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// How a request or an attempt ended; its ``description`` is the `outcome` label.
 ///

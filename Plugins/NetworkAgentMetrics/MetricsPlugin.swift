@@ -1,4 +1,9 @@
+import Foundation
 import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Measures every request (and, registered a second time, every network attempt) of a provider and hands the
 /// measurements to ``MetricsHandler``s such as a ``MetricsRegistry``.

@@ -1,5 +1,4 @@
 import NetworkAgent
-import Synchronization
 
 /// The built-in ``MetricsHandler``: counters, histograms, an in-flight gauge and latency quantiles in memory, with
 /// Prometheus and JSON export.
@@ -13,13 +12,13 @@ import Synchronization
 /// ```
 ///
 /// Thread-safe: one registry serves any number of providers and concurrent requests. Each observation takes one
-/// short lock (a few dictionary updates); the in-flight gauge is an atomic. Bucket positions and labels are worked
+/// short lock (a few dictionary updates); the in-flight gauge is a second lock. Bucket positions and labels are worked
 /// out before the lock.
 public final class MetricsRegistry: MetricsHandler {
     /// The buckets, window and limits in use.
     public let configuration: MetricsConfiguration
     private let state = Locked(MetricsState())
-    private let inFlightCount = Atomic<Int>(0)
+    private let inFlightCount = Locked(0)
 
     /// Creates an empty registry.
     ///
@@ -29,7 +28,7 @@ public final class MetricsRegistry: MetricsHandler {
     }
 
     /// The number of requests inside the exchange right now.
-    public var inFlight: Int { inFlightCount.load(ordering: .relaxed) }
+    public var inFlight: Int { inFlightCount.withLock { $0 } }
 
     /// Records one observation.
     ///
@@ -40,10 +39,10 @@ public final class MetricsRegistry: MetricsHandler {
         let sizes = configuration.sizeBuckets
         switch observation {
         case .requestStarted:
-            inFlightCount.add(1, ordering: .relaxed)
+            inFlightCount.withLock { $0 += 1 }
 
         case .requestFinished(let measurement):
-            inFlightCount.subtract(1, ordering: .relaxed)
+            inFlightCount.withLock { $0 -= 1 }
             let key = OutcomeKey(measurement)
             let route = RouteKey(measurement.labels)
             let seconds = measurement.seconds

@@ -1,3 +1,4 @@
+import Foundation
 import NetworkAgent
 
 /// The delays of one call's retries under a policy: exponential growth, capped, with the policy's jitter.

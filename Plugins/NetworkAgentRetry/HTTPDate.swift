@@ -1,3 +1,4 @@
+import Foundation
 import NetworkAgent
 
 /// Parses the three `HTTP-date` formats a recipient must accept (RFC 9110 §5.6.7): IMF-fixdate

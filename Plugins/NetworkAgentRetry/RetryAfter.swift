@@ -1,3 +1,4 @@
+import Foundation
 import NetworkAgent
 
 /// Reads a `Retry-After` field value (RFC 9110 §10.2.3): `delay-seconds` or an `HTTP-date`.

@@ -1,4 +1,5 @@
-public import NetworkAgent
+public import Foundation
+import NetworkAgent
 
 /// Time as ``RetryPlugin`` sees it: a monotonic reading for the time budget, the wall clock for `Retry-After`
 /// dates, and a cancellable sleep for the backoff.
@@ -49,5 +50,5 @@ public struct SystemRetryClock: RetryClock {
 
 extension RetryClock where Self == SystemRetryClock {
     /// The real clock, ``SystemRetryClock``.
-    public static var system: SystemRetryClock { SystemRetryClock() }
+    package static var system: SystemRetryClock { SystemRetryClock() }
 }

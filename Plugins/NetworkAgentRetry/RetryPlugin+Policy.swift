@@ -1,4 +1,5 @@
-public import NetworkAgent
+public import Foundation
+import NetworkAgent
 
 extension RetryPlugin {
     /// The default number of attempts, the first one included: 3.

@@ -1,4 +1,9 @@
+import Foundation
 public import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 extension RetryPlugin {
     /// Why an attempt failed in a way the policy retries.

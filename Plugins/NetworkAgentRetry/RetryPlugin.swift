@@ -1,4 +1,9 @@
+import Foundation
 public import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Repeats failed attempts of a call with exponential backoff and jitter, within a time budget, for idempotent
 /// requests only.
@@ -48,14 +53,14 @@ public struct RetryPlugin: NetworkAgentPlugin {
     /// `Idempotency-Key` draft specifies, e.g. `"8e03978e-40d5-43e8-bc93-6894a57f9324"`.
     ///
     /// - Returns: The key, quotes included.
-    public static func randomIdempotencyKey() -> String {
+    @usableFromInline static func randomIdempotencyKey() -> String {
         "\"" + UUID().uuidString.lowercased() + "\""
     }
 
     /// A random value in `0...1` from the system's random number generator.
     ///
     /// - Returns: The value.
-    public static func systemRandomUnit() -> Double {
+    @usableFromInline static func systemRandomUnit() -> Double {
         Double.random(in: 0...1)
     }
 
@@ -67,10 +72,11 @@ public struct RetryPlugin: NetworkAgentPlugin {
     ///     attempts; defaults to ``SystemRetryClock``. Tests pass a virtual clock.
     ///   - shouldRetry: Called for each failed attempt the policy would retry, before the delay is chosen; return
     ///     `false` to stop and hand back that attempt's outcome. `nil` (the default) vetoes nothing.
-    ///   - random: Returns a value in `0...1` for the jitter (values outside are clamped); defaults to
-    ///     ``systemRandomUnit()``. Tests pass a fixed or seeded source.
-    ///   - idempotencyKey: Makes the key added under ``NonIdempotentMethods/addIdempotencyKey``; defaults to
-    ///     ``randomIdempotencyKey()``.
+    ///   - random: Returns a value in `0...1` for the jitter (values outside are clamped); defaults to the
+    ///     system's random number generator. Tests pass a fixed or seeded source.
+    ///   - idempotencyKey: Makes the key added under ``NonIdempotentMethods/addIdempotencyKey``; defaults to a
+    ///     random UUID as a quoted Structured Field string (RFC 8941 §3.3.3), e.g.
+    ///     `"8e03978e-40d5-43e8-bc93-6894a57f9324"`.
     public init(
         policy: Policy = .default,
         clock: any RetryClock = SystemRetryClock(),

@@ -1,4 +1,9 @@
+import Foundation
 import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Decides from a response whether the credential it was sent with is no longer accepted, so that the
 /// ``TokenRefreshPlugin`` refreshes it and retries the request once.

@@ -1,5 +1,10 @@
+import Foundation
 import NetworkAgent
 import NetworkAgentAuth
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Authorizes requests with a ``TokenRefresher``'s token and, when the server rejects it, retries them once with
 /// a fresh one — one refresh however many requests were rejected at once.

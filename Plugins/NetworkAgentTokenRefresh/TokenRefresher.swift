@@ -1,5 +1,10 @@
+import Foundation
 import NetworkAgent
 import NetworkAgentAuth
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Holds the current ``AuthToken`` of a session and renews it, once, however many requests find it expired.
 ///

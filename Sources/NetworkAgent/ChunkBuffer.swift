@@ -1,3 +1,5 @@
+import Foundation
+
 /// The bounded queue between a streaming task's delegate callbacks and the consumer of its body.
 ///
 /// FoundationNetworking cannot pause a transfer (`URLSessionTask.suspend()` does not stop libcurl from reading, as

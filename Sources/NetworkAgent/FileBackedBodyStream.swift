@@ -1,3 +1,5 @@
+import Foundation
+
 /// A request body read from a file: the transport uploads the file itself (with a `Content-Length`) on each
 /// attempt, so a body of any size is never held in memory and can be sent again by a retry.
 ///

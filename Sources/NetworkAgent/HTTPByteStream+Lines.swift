@@ -1,3 +1,5 @@
+import Foundation
+
 extension HTTPByteStream {
     /// The body as UTF-8 lines, split at LF, CRLF or CR, without the line breaks.
     ///

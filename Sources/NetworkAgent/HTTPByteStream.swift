@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// A response body delivered in chunks as they arrive, from ``NetworkAgentProvider/stream(endpoint:progress:)``.
 ///
 /// Iterate it once. Leaving the `for try await` loop, or cancelling the iterating task, cancels the network task

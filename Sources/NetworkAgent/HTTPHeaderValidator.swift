@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Checks header names and values before they reach the wire, so that no value can inject a header.
 enum HTTPHeaderValidator {
     /// RFC 9110 `tchar`: the characters allowed in a header name or a product token.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One part of a ``HTTPTask/upload(parts:)`` multipart body.
 ///
 /// A part without a MIME type is a plain form field; a part with one is a file part carrying a
@@ -28,6 +30,7 @@ public struct HTTPMultipartTask: Sendable, Hashable {
     }
 
     /// The seed spelling of ``mimeType``, kept so code written against it compiles.
+    @available(*, deprecated, renamed: "mimeType")
     public var mymetype: String? {
         get { mimeType }
         set { mimeType = newValue }
@@ -40,7 +43,8 @@ public struct HTTPMultipartTask: Sendable, Hashable {
     ///   - name: The form field name.
     ///   - filename: The file name for a file part; defaults to `name`.
     ///   - mymetype: The MIME type; `nil` makes a plain field.
-    public init(data: Data, name: String, filename: String? = nil, mymetype: String? = nil) {
+    @available(*, deprecated, renamed: "init(data:name:filename:mimeType:)")
+    public init(data: Data, name: String, filename: String? = nil, mymetype: String?) {
         self.init(content: .data(data), name: name, filename: filename, mimeType: mymetype)
     }
 
@@ -50,8 +54,8 @@ public struct HTTPMultipartTask: Sendable, Hashable {
     ///   - data: The part's bytes.
     ///   - name: The form field name.
     ///   - filename: The file name for a file part; defaults to `name`.
-    ///   - mimeType: The MIME type; `nil` makes a plain field.
-    public init(data: Data, name: String, filename: String? = nil, mimeType: String?) {
+    ///   - mimeType: The MIME type; `nil` (the default) makes a plain field.
+    public init(data: Data, name: String, filename: String? = nil, mimeType: String? = nil) {
         self.init(content: .data(data), name: name, filename: filename, mimeType: mimeType)
     }
 

@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Sends one HTTP exchange. The last link of every plugin chain.
 ///
 /// Implementations must be safe to call from many tasks at once. They follow redirects themselves (or not),

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Splits bytes into lines at LF, CRLF or a lone CR, across chunk boundaries, and decodes each line as UTF-8
 /// (a character split between chunks is reassembled; invalid bytes become U+FFFD).
 struct LineSplitter {

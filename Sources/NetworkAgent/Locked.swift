@@ -13,11 +13,15 @@ import Darwin
 /// is reported as a race (reproduced with four threads incrementing a `Mutex<[Int: Int]>`). This type locks a
 /// `pthread_mutex_t`, which Thread Sanitizer understands, so a TSan run reports only real races.
 ///
+/// `package`, not public: the core, its plugins, the test server, the example and the benchmarks share it; it is
+/// not part of the library's API.
+///
+/// <!-- snippet: skip -->
 /// ```swift
 /// let hits = Locked(0)
 /// hits.withLock { $0 += 1 }
 /// ```
-public final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable: `value` is only read or written inside `withLock`, between pthread_mutex_lock and
     // pthread_mutex_unlock on `mutex`; the mutex is initialised in init and destroyed in deinit, never moved
     // (it lives in its own heap allocation).
@@ -27,7 +31,7 @@ public final class Locked<Value>: @unchecked Sendable {
     /// Creates a lock around an initial value.
     ///
     /// - Parameter value: The initial value.
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -45,7 +49,7 @@ public final class Locked<Value>: @unchecked Sendable {
     /// - Parameter body: Reads or changes the value; must not call `withLock` on the same lock.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
-    public func withLock<Result, Failure: Error>(
+    package func withLock<Result, Failure: Error>(
         _ body: (inout sending Value) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
         pthread_mutex_lock(mutex)

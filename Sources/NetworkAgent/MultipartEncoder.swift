@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes `multipart/form-data` bodies (RFC 7578), in memory or, above a size, to a temporary file.
 struct MultipartEncoder {
     let boundary: String

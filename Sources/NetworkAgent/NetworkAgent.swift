@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Builds requests from endpoints and sends them through a transport, without any plugin.
 ///
 /// A provider delegates to its agent, and hands the agent to plugins so they can fire side requests

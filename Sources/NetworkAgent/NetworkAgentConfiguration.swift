@@ -1,3 +1,5 @@
+import Foundation
+
 /// Settings a ``NetworkAgent`` applies to every request it builds or sends.
 public struct NetworkAgentConfiguration: Sendable {
     /// The library's version, as sent in the default `User-Agent`.

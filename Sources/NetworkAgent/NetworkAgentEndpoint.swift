@@ -1,3 +1,5 @@
+import Foundation
+
 /// One call of your API, usually a case of an enum that conforms to this protocol.
 ///
 /// Conforming types are `Sendable`: plugins may store them and they cross actor boundaries.

@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The one error type of NetworkAgent: URL building, encoding, transport, timeout, cancellation and
 /// validation failures.
 ///
@@ -5,7 +11,7 @@
 ///
 /// ```swift
 /// do { _ = try await provider.request(endpoint: .posts) }
-/// catch let error as NetworkAgentError where error.code == .timedOut { ... }
+/// catch let error as NetworkAgentError where error.code == .timedOut { print("timed out:", error.message) }
 /// ```
 public struct NetworkAgentError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.

@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The rest of a call's network exchange, as handed to ``NetworkAgentPlugin/intercept(_:endpoint:next:)``.
 ///
 /// Calling it runs the interceptors registered after the current one and then the transport. It may be called

@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// A `Sendable`, async interceptor in a provider's plugin chain.
 ///
 /// Every hook has a pass-through default, so a plugin implements only what it needs. For one call of

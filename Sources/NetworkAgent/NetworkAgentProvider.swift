@@ -1,7 +1,13 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Performs the requests of one endpoint type through a chain of plugins.
 ///
 /// ```swift
-/// let provider = NetworkAgentProvider<Api>(plugins: [AuthHeaderInjector(token: { "t" })])
+/// let provider = NetworkAgentProvider<Api>(plugins: [.validate()])
 /// let (data, response) = try await provider.request(endpoint: .posts)
 /// ```
 ///

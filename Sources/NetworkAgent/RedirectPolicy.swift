@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// How ``URLSessionTransport`` follows a redirect (RFC 9110 §15.4, with the Fetch standard's method rewrites).
 enum RedirectPolicy {
     /// Headers that carry credentials and never cross to another origin, besides those the request marks

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// What kind of body a request hands URLSession, as far as sending it a second time goes.
 ///
 /// libcurl sends a request again by itself, on a fresh connection, when a reused keep-alive connection closes

@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Turns an endpoint into the `URLRequest` the plugin chain starts from.
 struct RequestBuilder {
     let configuration: NetworkAgentConfiguration

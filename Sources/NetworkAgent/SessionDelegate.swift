@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The one delegate of a ``URLSessionTransport``'s session: routes each task's response, body chunks and progress
 /// by task id, cancels HTTP authentication challenges, stops URLSession from following redirects (the transport
 /// does), and stops an attempt whose body libcurl would send again without it (see ``RequestBody``). Per-task

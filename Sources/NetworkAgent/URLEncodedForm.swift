@@ -1,3 +1,5 @@
+import Foundation
+
 /// The `key=value&…` encoding shared by URL queries and form bodies; see ``HTTPURLEncoding`` for the rules.
 enum URLEncodedForm {
     /// Encodes attributes as a query string without the leading `?`, keys sorted.

@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The default transport: URLSession, hardened for FoundationNetworking on Linux.
 ///
 /// What it does about the platform (each has a test against the loopback server):

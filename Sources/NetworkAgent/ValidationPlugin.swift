@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Throws ``NetworkAgentError/Code/unacceptableStatus`` for responses whose status code is not acceptable.
 ///
 /// Opt in with `.validate()` (2xx) or `.validate(200..<400)`. The error carries the status code, headers and

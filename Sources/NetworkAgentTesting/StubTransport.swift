@@ -1,4 +1,9 @@
+import Foundation
 public import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A transport that answers from canned responses, for unit tests of endpoints and plugins.
 ///

@@ -4,6 +4,10 @@ import NetworkAgentMetrics
 import NetworkAgentTesting
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The registry's storage and the plugin's measurements, with a stub transport and a manual clock.
 @Suite struct MetricsRegistryTests {
     static let base = URL(fileURLWithPath: "/")

@@ -4,6 +4,10 @@ import NetworkAgentRetry
 import NetworkAgentTesting
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The backoff schedule, the time budget and `Retry-After`, in virtual time against a stub transport.
 @Suite struct RetryScheduleTests {
     /// Calls a provider whose transport answers with `responses` in turn (the last repeats).

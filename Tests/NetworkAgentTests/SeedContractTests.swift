@@ -44,6 +44,9 @@ extension Api: NetworkAgentEndpoint {
         }
     }
 
+    // Deprecated because the seed spelling `mymetype:` below is: a deprecated declaration may use deprecated API
+    // without a warning, and the provider reaches this witness through `NetworkAgentEndpoint`, which is not.
+    @available(*, deprecated, message: "the seed README's multipart spelling, kept as written")
     var task: HTTPTask {
         switch self {
         case let .login(email, password):

@@ -2,6 +2,10 @@ import Foundation
 import NetworkAgent
 import NetworkAgentMetrics
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Endpoints for the event tests; each path triggers one of the fake plugins below.
 enum EventApi: NetworkAgentEndpoint {
     /// `/flaky`: the server answers 503 a few times, then 200.

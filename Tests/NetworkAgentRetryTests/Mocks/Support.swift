@@ -2,6 +2,10 @@ import Foundation
 import NetworkAgent
 import NetworkAgentRetry
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// An endpoint pointed at a test server or stub.
 struct RetryEndpoint: NetworkAgentEndpoint {
     var baseURL: URL

@@ -1,6 +1,10 @@
 import Foundation
 import NetworkAgent
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Sends requests for the offline mirror's stable origin (`http://pokeapi.mirror`) to wherever the mirror listens
 /// on loopback this time, like a hosts-file entry.
 ///

@@ -8,6 +8,10 @@ import NetworkAgentMetrics
 import NetworkAgentRetry
 import NetworkAgentTokenRefresh
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The one place where the Pokédex's provider and its plugin chain are built.
 ///
 /// The chain, outermost first (Docs/Design.md explains the order):

@@ -1,6 +1,10 @@
 import Foundation
 import NetworkAgent
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Fetches and decodes PokeAPI resources, as the seed README's repositories do: the provider returns raw data,
 /// the repository decodes and turns failures into ``PokedexError``.
 public struct PokedexRepository: Sendable {
