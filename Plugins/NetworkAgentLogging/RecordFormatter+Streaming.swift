@@ -1,4 +1,9 @@
+import Foundation
 import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 extension RecordFormatter {
     private var shownMethod: String { request.httpMethod ?? "GET" }

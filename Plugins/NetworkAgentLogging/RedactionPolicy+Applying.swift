@@ -1,6 +1,10 @@
 import Foundation
 import NetworkAgent
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 extension RedactionPolicy {
     /// The URL as text with the values of redacted query parameters and any password replaced by the placeholder.
     func redactedString(for url: URL?) -> String {
