@@ -97,8 +97,10 @@ final class ChunkBuffer: Sendable {
     /// Drops what is buffered, cancels the task and ends the body with `error` (unless it already ended).
     func fail(_ error: NetworkAgentError) {
         drop()
-        cancelProducer()
+        // The body ends with `error` before the task is cancelled: the cancellation's own completion (which the
+        // delegate may report on another thread at once) must not be the error the consumer sees.
         finish(throwing: error)
+        cancelProducer()
     }
 
     /// The consumer is gone: cancel the task (a no-op once it completed) and drop what is buffered.

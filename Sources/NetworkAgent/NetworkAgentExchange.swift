@@ -66,12 +66,21 @@ public struct NetworkAgentExchange: Sendable {
     /// dropped): keep it short and do not block.
     ///
     /// ```swift
-    /// let result = try await next(request)
-    /// let status = (result.response as? HTTPURLResponse)?.statusCode ?? 0
-    /// if next.isStreaming, (200..<300).contains(status) {
-    ///     next.onStreamEnd { end in record(end.bytes) }  // counted when the caller is done
-    /// } else {
-    ///     record(result.data.count)
+    /// struct StreamedBytes: NetworkAgentPlugin {
+    ///     let record: @Sendable (Int) -> Void
+    ///
+    ///     func intercept(_ request: URLRequest, endpoint: any NetworkAgentEndpoint, next: NetworkAgentExchange)
+    ///         async throws -> (data: Data, response: URLResponse)
+    ///     {
+    ///         let result = try await next(request)
+    ///         let status = (result.response as? HTTPURLResponse)?.statusCode ?? 0
+    ///         if next.isStreaming, (200..<300).contains(status) {
+    ///             next.onStreamEnd { end in record(end.bytes) }  // counted when the caller is done
+    ///         } else {
+    ///             record(result.data.count)
+    ///         }
+    ///         return result
+    ///     }
     /// }
     /// ```
     ///
