@@ -130,8 +130,9 @@ struct CachePolicy: Sendable {
 
     /// What to do with a stored response for a request with the given directives.
     ///
-    /// - Fresh, and acceptable to the request's `max-age`, `min-fresh` and `no-cache`: ``Decision/fresh``. A fresh
-    ///   `immutable` response (RFC 8246) ignores the reload signals `no-cache` and `max-age`.
+    /// - Fresh, and acceptable to the request's `max-age`, `min-fresh` and `no-cache`: ``Decision/fresh``. The
+    ///   request's directives win over the response's, `immutable` included (§5.2.1): RFC 8246 lets a browser skip
+    ///   its own reloads, but a request that says `no-cache` or `max-age=0` here is the caller's explicit wish.
     /// - A response with `no-cache` is always validated (§5.2.2.4).
     /// - Stale: served if the request's `max-stale` allows (§5.2.1.2), or within `stale-while-revalidate`,
     ///   unless `must-revalidate` (§5.2.2.2) or the request's `no-cache` forbids it (§4.2.4).
@@ -149,9 +150,7 @@ struct CachePolicy: Sendable {
         let meetsMinFresh = request.minFresh.map { remaining >= TimeInterval($0.seconds) } ?? true
         let meetsMaxAge = request.maxAge.map { $0.seconds > 0 && age <= TimeInterval($0.seconds) } ?? true
         if remaining > 0 {
-            if response.immutable && meetsMinFresh { return .fresh }
-            if !request.noCache && meetsMinFresh && meetsMaxAge { return .fresh }
-            return unusable
+            return !request.noCache && meetsMinFresh && meetsMaxAge ? .fresh : unusable
         }
         let staleness = -remaining
         if response.mustRevalidate || request.noCache || !meetsMaxAge { return unusable }
