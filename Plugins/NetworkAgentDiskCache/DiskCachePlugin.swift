@@ -17,7 +17,10 @@ import FoundationNetworking
 /// see every answer; its `intercept` answers hits without calling `next`. What it does, with the RFC sections, is in
 /// `Docs/DiskCache.md`; in short:
 ///
-/// - stores responses to `GET` and `HEAD` that RFC 9111 §3 allows and that can be used later;
+/// - stores responses to `GET` and `HEAD` that RFC 9111 §3 allows and that can be used later, under the URL they
+///   came from (after redirects the transport followed, the final one; the redirects themselves are not seen);
+/// - answers ``/NetworkAgent/NetworkAgentProvider/stream(endpoint:progress:)`` calls from the store too, but stores
+///   nothing a stream fetched: its body goes to the caller, not through the chain;
 /// - answers fresh ones at once (``CacheStatus/hit``), revalidates stale ones (a 304 is merged into the stored
 ///   response, §4.3.4, and the caller gets the stored status and body: ``CacheStatus/revalidated``);
 /// - honours the request directives `no-cache`, `no-store`, `max-age`, `max-stale`, `min-fresh` and
