@@ -68,22 +68,32 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         self.policy = configuration.policy
     }
 
-    /// Creates a cache on a ``DiskStore`` in a directory.
+    /// Creates a cache on the ``DiskStore`` of a directory.
+    ///
+    /// Plugins created on one directory in one process share its store (the first one opens it): two providers of
+    /// an app can share a cache, and an entry stored through one is a hit for the other. The store keeps the bound
+    /// and durability it was opened with, and closes when the last plugin using it goes.
     ///
     /// - Parameters:
     ///   - directory: The store's directory. Defaults to ``DiskStore/defaultDirectory``.
-    ///   - maximumBytes: The store's bound. Defaults to ``DiskStore/defaultMaximumBytes``.
-    ///   - durability: What a completed write survives. Defaults to ``DiskStore/Durability/processCrash``.
+    ///   - maximumBytes: The store's bound, when this plugin opens it. Defaults to ``DiskStore/defaultMaximumBytes``.
+    ///   - durability: What a completed write survives, when this plugin opens the store. Defaults to
+    ///     ``DiskStore/Durability/processCrash``.
     ///   - configuration: How the plugin behaves.
-    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another store uses the
-    ///   directory. An unusable directory does not throw: the cache then misses and reports `cache.error` events.
+    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another process, or a
+    ///   ``DiskStore`` created directly in this one, holds the directory. An unusable directory does not throw: the
+    ///   cache then misses and reports `cache.error` events.
     public init(
         directory: URL = DiskStore.defaultDirectory,
         maximumBytes: Int = DiskStore.defaultMaximumBytes,
         durability: DiskStore.Durability = .processCrash,
         configuration: Configuration = Configuration()
     ) throws(DiskCacheError) {
-        let store = try DiskStore(directory: directory, maximumBytes: maximumBytes, durability: durability)
+        let store = try DiskStoreRegistry.store(
+            directory: directory,
+            maximumBytes: maximumBytes,
+            durability: durability
+        )
         self.init(store: store, configuration: configuration)
     }
 
@@ -222,16 +232,18 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
 }
 
 extension NetworkAgentPlugin where Self == DiskCachePlugin {
-    /// A private HTTP cache on a ``DiskStore``.
+    /// A private HTTP cache on the ``DiskStore`` of a directory, shared with the other plugins on that directory
+    /// in this process.
     ///
     /// - Parameters:
     ///   - directory: The store's directory. Defaults to ``DiskStore/defaultDirectory``.
-    ///   - maximumBytes: The store's bound. Defaults to ``DiskStore/defaultMaximumBytes``.
-    ///   - durability: What a completed write survives. Defaults to ``DiskStore/Durability/processCrash``.
+    ///   - maximumBytes: The store's bound, when this plugin opens it. Defaults to ``DiskStore/defaultMaximumBytes``.
+    ///   - durability: What a completed write survives, when this plugin opens the store. Defaults to
+    ///     ``DiskStore/Durability/processCrash``.
     ///   - configuration: How the plugin behaves.
     /// - Returns: A ``DiskCachePlugin``.
-    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another store uses the
-    ///   directory.
+    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another process, or a
+    ///   ``DiskStore`` created directly in this one, holds the directory.
     public static func diskCache(
         directory: URL = DiskStore.defaultDirectory,
         maximumBytes: Int = DiskStore.defaultMaximumBytes,
