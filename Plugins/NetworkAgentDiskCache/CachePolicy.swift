@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAgent
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -99,11 +100,12 @@ struct CachePolicy: Sendable {
         if let maxAge = response.maxAge { return TimeInterval(maxAge.seconds) }
         let date = dateValue(of: entry)
         if let expires = entry.header("Expires") {
-            guard let expiry = HTTPDate.parse(expires) else { return 0 }
+            guard let expiry = Self.date(expires, of: entry) else { return 0 }
             return max(0, expiry.timeIntervalSince(date))
         }
         guard Self.heuristicallyCacheableStatusCodes.contains(entry.statusCode) || response.isPublic,
-            let lastModifiedText = entry.header("Last-Modified"), let lastModified = HTTPDate.parse(lastModifiedText)
+            let lastModifiedText = entry.header("Last-Modified"),
+            let lastModified = Self.date(lastModifiedText, of: entry)
         else { return 0 }
         let sinceModified = max(0, date.timeIntervalSince(lastModified))
         return min(maximumHeuristicLifetime, sinceModified * heuristicFraction)
@@ -123,7 +125,12 @@ struct CachePolicy: Sendable {
 
     /// The `Date` field, or the response time when it is missing or invalid (§4.2.3, RFC 9110 §6.6.1).
     private func dateValue(of entry: CachedEntry) -> Date {
-        entry.header("Date").flatMap(HTTPDate.parse) ?? entry.responseDate
+        entry.header("Date").flatMap { Self.date($0, of: entry) } ?? entry.responseDate
+    }
+
+    /// A date field of a stored response; a two-digit year is placed relative to when the response arrived.
+    private static func date(_ text: String, of entry: CachedEntry) -> Date? {
+        HTTPDate.parse(text, now: entry.responseDate)
     }
 
     // MARK: Using a stored response (§4)
@@ -206,7 +213,12 @@ struct CachePolicy: Sendable {
         }
         if let lastModified = value("Last-Modified") {
             guard let stored = entry.header("Last-Modified") else { return false }
-            return HTTPDate.parse(lastModified) == HTTPDate.parse(stored)
+            // Dates compare as instants; values that are no HTTP-date only match themselves.
+            switch (Self.date(lastModified, of: entry), Self.date(stored, of: entry)) {
+            case (let received?, let kept?): return received == kept
+            default:
+                return lastModified.trimmingCharacters(in: .whitespaces) == stored.trimmingCharacters(in: .whitespaces)
+            }
         }
         return true
     }
