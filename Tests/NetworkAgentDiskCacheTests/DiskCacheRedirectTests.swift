@@ -56,6 +56,18 @@ import FoundationNetworking
         #expect(cache.requestCount == 4)
     }
 
+    @Test func aResponseUnderTheRequestsOwnURLIsNoRedirectWhateverItsEscapes() async throws {
+        let cache = try CacheHarness { _, now in .cached("escaped", at: now, [("Cache-Control", "max-age=60")]) }
+        let endpoint = CacheEndpoint(
+            baseURL: cache.server.baseURL,
+            path: "/café path/~x",
+            task: .requestAttributes(attributes: ["q": "a b&c", "tilde": "~", "plus": "1+1"], encoding: .url)
+        )
+        for _ in 0..<2 { _ = try await cache.events.observe { try await cache.provider.request(endpoint: endpoint) } }
+        #expect(cache.requestCount == 1)
+        #expect(cache.plugin.stats.hits == 1)
+    }
+
     @Test("17.5 a stored response whose URL now redirects is not revalidated by the redirect target's 304")
     func aValidationThatIsRedirectedIsNotMergedIntoTheFirstURL() async throws {
         let cache = try CacheHarness { _, now in
