@@ -37,7 +37,8 @@ struct CacheControl: Equatable, Sendable {
     var isPublic = false
     /// `private` (§5.2.2.7), meaningful to shared caches only; a private cache stores such responses.
     var isPrivate = false
-    /// `immutable` (RFC 8246): no revalidation on reload while fresh.
+    /// `immutable` (RFC 8246): parsed, but without effect. It tells a browser to skip revalidation when the user
+    /// reloads; this cache has no reloads of its own, and a request's `no-cache` or `max-age` wins (RFC 9111 §5.2.1).
     var immutable = false
     /// `only-if-cached` (§5.2.1.7).
     var onlyIfCached = false

@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAgent
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -99,11 +100,12 @@ struct CachePolicy: Sendable {
         if let maxAge = response.maxAge { return TimeInterval(maxAge.seconds) }
         let date = dateValue(of: entry)
         if let expires = entry.header("Expires") {
-            guard let expiry = HTTPDate.parse(expires) else { return 0 }
+            guard let expiry = Self.date(expires, of: entry) else { return 0 }
             return max(0, expiry.timeIntervalSince(date))
         }
         guard Self.heuristicallyCacheableStatusCodes.contains(entry.statusCode) || response.isPublic,
-            let lastModifiedText = entry.header("Last-Modified"), let lastModified = HTTPDate.parse(lastModifiedText)
+            let lastModifiedText = entry.header("Last-Modified"),
+            let lastModified = Self.date(lastModifiedText, of: entry)
         else { return 0 }
         let sinceModified = max(0, date.timeIntervalSince(lastModified))
         return min(maximumHeuristicLifetime, sinceModified * heuristicFraction)
@@ -123,15 +125,21 @@ struct CachePolicy: Sendable {
 
     /// The `Date` field, or the response time when it is missing or invalid (§4.2.3, RFC 9110 §6.6.1).
     private func dateValue(of entry: CachedEntry) -> Date {
-        entry.header("Date").flatMap(HTTPDate.parse) ?? entry.responseDate
+        entry.header("Date").flatMap { Self.date($0, of: entry) } ?? entry.responseDate
+    }
+
+    /// A date field of a stored response; a two-digit year is placed relative to when the response arrived.
+    private static func date(_ text: String, of entry: CachedEntry) -> Date? {
+        HTTPDate.parse(text, now: entry.responseDate)
     }
 
     // MARK: Using a stored response (§4)
 
     /// What to do with a stored response for a request with the given directives.
     ///
-    /// - Fresh, and acceptable to the request's `max-age`, `min-fresh` and `no-cache`: ``Decision/fresh``. A fresh
-    ///   `immutable` response (RFC 8246) ignores the reload signals `no-cache` and `max-age`.
+    /// - Fresh, and acceptable to the request's `max-age`, `min-fresh` and `no-cache`: ``Decision/fresh``. The
+    ///   request's directives win over the response's, `immutable` included (§5.2.1): RFC 8246 lets a browser skip
+    ///   its own reloads, but a request that says `no-cache` or `max-age=0` here is the caller's explicit wish.
     /// - A response with `no-cache` is always validated (§5.2.2.4).
     /// - Stale: served if the request's `max-stale` allows (§5.2.1.2), or within `stale-while-revalidate`,
     ///   unless `must-revalidate` (§5.2.2.2) or the request's `no-cache` forbids it (§4.2.4).
@@ -149,9 +157,7 @@ struct CachePolicy: Sendable {
         let meetsMinFresh = request.minFresh.map { remaining >= TimeInterval($0.seconds) } ?? true
         let meetsMaxAge = request.maxAge.map { $0.seconds > 0 && age <= TimeInterval($0.seconds) } ?? true
         if remaining > 0 {
-            if response.immutable && meetsMinFresh { return .fresh }
-            if !request.noCache && meetsMinFresh && meetsMaxAge { return .fresh }
-            return unusable
+            return !request.noCache && meetsMinFresh && meetsMaxAge ? .fresh : unusable
         }
         let staleness = -remaining
         if response.mustRevalidate || request.noCache || !meetsMaxAge { return unusable }
@@ -207,7 +213,12 @@ struct CachePolicy: Sendable {
         }
         if let lastModified = value("Last-Modified") {
             guard let stored = entry.header("Last-Modified") else { return false }
-            return HTTPDate.parse(lastModified) == HTTPDate.parse(stored)
+            // Dates compare as instants; values that are no HTTP-date only match themselves.
+            switch (Self.date(lastModified, of: entry), Self.date(stored, of: entry)) {
+            case (let received?, let kept?): return received == kept
+            default:
+                return lastModified.trimmingCharacters(in: .whitespaces) == stored.trimmingCharacters(in: .whitespaces)
+            }
         }
         return true
     }

@@ -11,7 +11,8 @@ public struct DiskCacheError: Error, Sendable, CustomStringConvertible {
         }
         private let base: Base
 
-        /// Another ``DiskStore`` — in this process or another one — holds the directory's lock file.
+        /// Another process holds the directory's lock file, or a ``DiskStore`` created directly in this one does.
+        /// (Plugins created on one directory in one process share its store instead.)
         public static let directoryLocked = Code(base: .directoryLocked)
         /// The store could not set up its directory (not creatable, not writable, no lock file); it answers every
         /// lookup with nothing and refuses every write.

@@ -7,16 +7,35 @@ import FoundationNetworking
 
 /// One cacheable request going through a ``DiskCachePlugin``: sending it, validating a stored response, storing
 /// the answer and building the responses the caller sees.
+///
+/// A streamed call (``/NetworkAgent/NetworkAgentExchange/isStreaming``) is answered from the store like any other,
+/// but nothing it fetches is stored: `next` returns a 2xx body empty (its bytes go to the caller) and other
+/// statuses with at most their first MiB. What it fetched still replaces the stored variant. A background refresh
+/// is always sent buffered (see ``send(_:)``), so it stores whole bodies whatever kind of call started it.
 struct DiskCacheExchange: Sendable {
     let plugin: DiskCachePlugin
     let request: URLRequest
     let method: String
     let directives: CacheControl
     let next: NetworkAgentExchange
+    /// Whether this is a `stale-while-revalidate` refresh, running after the caller got its answer.
+    var isBackground = false
 
     private var policy: CachePolicy { plugin.policy }
     private var state: DiskCacheState { plugin.state }
     private func now() -> Date { plugin.configuration.now() }
+    /// Whether the bodies `send` returns are the caller's stream rather than the response's bytes.
+    private var bodiesAreStreamed: Bool { !isBackground && next.isStreaming }
+
+    /// Sends a request down the chain; a background refresh goes to the agent directly, buffered.
+    ///
+    /// The refresh outlives the caller's call: that call may be a stream, whose `next` would open a second stream
+    /// in its place, and its record of the request sent must not change after the caller was answered. So the
+    /// refresh is a side request, which skips the plugins registered after the cache (there should be none: the
+    /// cache goes last).
+    private func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
+        isBackground ? try await next.agent.send(request) : try await next(request)
+    }
 
     // MARK: Network
 
@@ -27,7 +46,7 @@ struct DiskCacheExchange: Sendable {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await next(request)
+            (data, response) = try await send(request)
         } catch {
             if let fallback, let answer = staleAnswerOnError(fallback, error: error) { return answer }
             throw error
@@ -46,7 +65,7 @@ struct DiskCacheExchange: Sendable {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await next(policy.conditionalRequest(request, for: stored))
+            (data, response) = try await send(policy.conditionalRequest(request, for: stored))
         } catch {
             if let answer = staleAnswerOnError(stored, error: error) { return answer }
             throw error
@@ -55,9 +74,11 @@ struct DiskCacheExchange: Sendable {
         guard let http = response as? HTTPURLResponse else { return (data, response) }
         if http.statusCode == 304 {
             let headers = Self.headerFields(of: http)
-            guard policy.notModified(headers, matches: stored) else {
-                // The 304 is about another representation: ask again without conditions (§4.3.4, last paragraph).
-                state.record("miss", ["method": method, "reason": "validator_mismatch"])
+            let redirected = isRedirected(http)
+            guard !redirected, policy.notModified(headers, matches: stored) else {
+                // The 304 is about another representation (§4.3.4, last paragraph), or about the resource this URL
+                // now redirects to: ask again without conditions.
+                state.record("miss", ["method": method, "reason": redirected ? "redirected" : "validator_mismatch"])
                 return try await fetch(fallback: stored)
             }
             let merged = policy.merging(headers, into: stored, requestDate: requestDate, responseDate: responseDate)
@@ -81,13 +102,15 @@ struct DiskCacheExchange: Sendable {
     func refreshInBackground(_ stored: CachedEntry) {
         let id = stored.key.identifier
         guard state.beginRefresh(id) else { return }
-        // The caller already has its answer: the refresh carries no request directives of its own.
+        // The caller already has its answer: the refresh carries no request directives of its own, and is sent
+        // buffered outside the caller's call.
         let refresh = DiskCacheExchange(
             plugin: plugin,
             request: request,
             method: method,
             directives: CacheControl(),
-            next: next
+            next: next,
+            isBackground: true
         )
         Task {
             defer { refresh.state.endRefresh(id) }
@@ -102,12 +125,20 @@ struct DiskCacheExchange: Sendable {
     // MARK: Storing
 
     /// Stores a response if RFC 9111 §3 allows and it is worth it; otherwise removes the stored variant it replaces.
+    ///
+    /// The response is filed under the URL it came from. When the transport followed redirects, that is not the
+    /// request's URL: the cache saw only the final response, not the redirects, so nothing is stored under the
+    /// first URL, and what was stored there goes (its latest answer was a redirect the cache could not store).
     private func save(data: Data, response: HTTPURLResponse, requestDate: Date, responseDate: Date) {
         let headers = Self.headerFields(of: response)
         let varyNames = CacheKey.varyNames(fromField: response.value(forHTTPHeaderField: "Vary"))
-        guard let key = CacheKey(request: request, varyNames: varyNames), let url = response.url ?? request.url else {
-            return
-        }
+        let redirected = isRedirected(response)
+        let answered = answeredRequest(response)
+        guard let key = CacheKey(request: answered, varyNames: varyNames), let url = answered.url else { return }
+        // The origin's latest (non-error) word on this resource replaces what is stored, whether or not it can be
+        // stored itself. A server error leaves the stored response alone, for stale-if-error.
+        let replaces = !directives.noStore && response.statusCode < 500
+        if redirected && replaces { removeAllVariants(of: request) }
         let excluded = Set([plugin.configuration.statusHeader?.lowercased()].compactMap { $0 })
         let entry = CachedEntry(
             key: key,
@@ -118,12 +149,11 @@ struct DiskCacheExchange: Sendable {
             requestDate: requestDate,
             responseDate: responseDate
         )
-        guard policy.mayStore(method: method, request: directives, entry: entry), policy.isWorthStoring(entry),
+        guard !bodiesAreStreamed, !redirected || mayStoreRedirected(response, varyNames: varyNames),
+            policy.mayStore(method: method, request: directives, entry: entry), policy.isWorthStoring(entry),
             entry.body.count <= plugin.configuration.maximumEntryBytes
         else {
-            // The origin's latest (non-error) word on this resource is not storable: stop serving an older one.
-            // A server error leaves the stored response alone, for stale-if-error.
-            if !directives.noStore && response.statusCode < 500 { plugin.store.remove(key) }
+            if replaces { plugin.store.remove(key) }
             return
         }
         // Variants filed under other Vary names come from an earlier configuration of the origin (§4.1).
@@ -131,6 +161,50 @@ struct DiskCacheExchange: Sendable {
             plugin.store.remove(variant)
         }
         write(entry)
+    }
+
+    // MARK: Redirects
+
+    /// Whether the transport followed redirects to get this response: its URL is not the request's.
+    private func isRedirected(_ response: HTTPURLResponse) -> Bool {
+        guard let responseURL = response.url, let requestURL = request.url else { return false }
+        return CacheKey.normalizedURL(responseURL) != CacheKey.normalizedURL(requestURL)
+    }
+
+    /// The request as the response's URL answered it: the caller's request, sent to the response's URL.
+    private func answeredRequest(_ response: HTTPURLResponse) -> URLRequest {
+        guard isRedirected(response), let url = response.url else { return request }
+        var answered = request
+        answered.url = url
+        return answered
+    }
+
+    /// Whether the final response of a redirect chain may be filed under its URL with this request's header values.
+    ///
+    /// The key takes the credential fingerprint and the varying header values from the caller's request. After a
+    /// hop to another origin the transport removed the credential headers, so a response that varies on one of
+    /// them was chosen for values the key does not hold: it is not stored. (Filing it under the caller's
+    /// credentials otherwise only narrows who it answers.)
+    private func mayStoreRedirected(_ response: HTTPURLResponse, varyNames: [String]) -> Bool {
+        guard let requestURL = request.url, let responseURL = response.url,
+            Self.origin(of: requestURL) != Self.origin(of: responseURL)
+        else { return true }
+        let credentialNames = Set(CacheKey.credentialHeaders.map { $0.lowercased() })
+        return !varyNames.contains { credentialNames.contains($0) }
+    }
+
+    /// Removes every stored variant of the request's URL for this user.
+    private func removeAllVariants(of request: URLRequest) {
+        guard let key = CacheKey(request: request) else { return }
+        for variant in plugin.store.variants(forPrimaryKey: key.primary) { plugin.store.remove(variant) }
+    }
+
+    /// Scheme, host and port, default ports left out (RFC 6454 §4).
+    private static func origin(of url: URL) -> String? {
+        guard let normalized = CacheKey.normalizedURL(url), let components = URLComponents(string: normalized) else {
+            return nil
+        }
+        return "\(components.scheme ?? "")://\(components.host ?? ""):\(components.port.map(String.init) ?? "")"
     }
 
     private func write(_ entry: CachedEntry) {

@@ -17,7 +17,10 @@ import FoundationNetworking
 /// see every answer; its `intercept` answers hits without calling `next`. What it does, with the RFC sections, is in
 /// `Docs/DiskCache.md`; in short:
 ///
-/// - stores responses to `GET` and `HEAD` that RFC 9111 §3 allows and that can be used later;
+/// - stores responses to `GET` and `HEAD` that RFC 9111 §3 allows and that can be used later, under the URL they
+///   came from (after redirects the transport followed, the final one; the redirects themselves are not seen);
+/// - answers ``/NetworkAgent/NetworkAgentProvider/stream(endpoint:progress:)`` calls from the store too, but stores
+///   nothing a stream fetched: its body goes to the caller, not through the chain;
 /// - answers fresh ones at once (``CacheStatus/hit``), revalidates stale ones (a 304 is merged into the stored
 ///   response, §4.3.4, and the caller gets the stored status and body: ``CacheStatus/revalidated``);
 /// - honours the request directives `no-cache`, `no-store`, `max-age`, `max-stale`, `min-fresh` and
@@ -65,22 +68,32 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         self.policy = configuration.policy
     }
 
-    /// Creates a cache on a ``DiskStore`` in a directory.
+    /// Creates a cache on the ``DiskStore`` of a directory.
+    ///
+    /// Plugins created on one directory in one process share its store (the first one opens it): two providers of
+    /// an app can share a cache, and an entry stored through one is a hit for the other. The store keeps the bound
+    /// and durability it was opened with, and closes when the last plugin using it goes.
     ///
     /// - Parameters:
     ///   - directory: The store's directory. Defaults to ``DiskStore/defaultDirectory``.
-    ///   - maximumBytes: The store's bound. Defaults to ``DiskStore/defaultMaximumBytes``.
-    ///   - durability: What a completed write survives. Defaults to ``DiskStore/Durability/processCrash``.
+    ///   - maximumBytes: The store's bound, when this plugin opens it. Defaults to ``DiskStore/defaultMaximumBytes``.
+    ///   - durability: What a completed write survives, when this plugin opens the store. Defaults to
+    ///     ``DiskStore/Durability/processCrash``.
     ///   - configuration: How the plugin behaves.
-    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another store uses the
-    ///   directory. An unusable directory does not throw: the cache then misses and reports `cache.error` events.
+    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another process, or a
+    ///   ``DiskStore`` created directly in this one, holds the directory. An unusable directory does not throw: the
+    ///   cache then misses and reports `cache.error` events.
     public init(
         directory: URL = DiskStore.defaultDirectory,
         maximumBytes: Int = DiskStore.defaultMaximumBytes,
         durability: DiskStore.Durability = .processCrash,
         configuration: Configuration = Configuration()
     ) throws(DiskCacheError) {
-        let store = try DiskStore(directory: directory, maximumBytes: maximumBytes, durability: durability)
+        let store = try DiskStoreRegistry.store(
+            directory: directory,
+            maximumBytes: maximumBytes,
+            durability: durability
+        )
         self.init(store: store, configuration: configuration)
     }
 
@@ -219,16 +232,18 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
 }
 
 extension NetworkAgentPlugin where Self == DiskCachePlugin {
-    /// A private HTTP cache on a ``DiskStore``.
+    /// A private HTTP cache on the ``DiskStore`` of a directory, shared with the other plugins on that directory
+    /// in this process.
     ///
     /// - Parameters:
     ///   - directory: The store's directory. Defaults to ``DiskStore/defaultDirectory``.
-    ///   - maximumBytes: The store's bound. Defaults to ``DiskStore/defaultMaximumBytes``.
-    ///   - durability: What a completed write survives. Defaults to ``DiskStore/Durability/processCrash``.
+    ///   - maximumBytes: The store's bound, when this plugin opens it. Defaults to ``DiskStore/defaultMaximumBytes``.
+    ///   - durability: What a completed write survives, when this plugin opens the store. Defaults to
+    ///     ``DiskStore/Durability/processCrash``.
     ///   - configuration: How the plugin behaves.
     /// - Returns: A ``DiskCachePlugin``.
-    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another store uses the
-    ///   directory.
+    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another process, or a
+    ///   ``DiskStore`` created directly in this one, holds the directory.
     public static func diskCache(
         directory: URL = DiskStore.defaultDirectory,
         maximumBytes: Int = DiskStore.defaultMaximumBytes,

@@ -15,7 +15,10 @@ import Darwin
 /// Layout of ``directory``:
 /// - `lock` — held with `flock(LOCK_EX)` for the store's lifetime; a second store on the same directory, in this
 ///   process or another, fails with ``DiskCacheError/Code/directoryLocked``. The kernel releases the lock when the
-///   process dies, however it dies.
+///   process dies, however it dies. Plugins created on a directory
+///   (``DiskCachePlugin/init(directory:maximumBytes:durability:configuration:)``) share one store per directory
+///   within a process instead; a store you create yourself is yours alone, so hand that same instance to every
+///   plugin that should use it.
 /// - `entries/<identifier>` — one entry per file, named by ``CacheKey/identifier``, in the format of
 ///   `Docs/DiskCache.md` (a checksummed key, metadata and body).
 /// - `tmp/` — entries being written. A write goes to a new file here and becomes visible only by `rename(2)` into
@@ -74,9 +77,18 @@ public final class DiskStore: ResponseStore {
     /// Why the store is unusable, or `nil` when it works. An unusable store finds nothing and refuses every write.
     public let unavailableReason: String?
 
+    /// How a store holds its directory's lock.
+    enum Lock {
+        /// It holds the lock file open with the `flock` on it: alone (`sharedAs` is `nil`; it closes the file when
+        /// it goes), or as one of the stores sharing it through ``DiskStoreRegistry`` under the key `sharedAs`.
+        case held(descriptor: Int32, sharedAs: String?)
+        /// The directory could not be set up; the store is unusable.
+        case unavailable(DiskCacheError)
+    }
+
     private let entriesPath: String
     private let temporaryPath: String
-    private let lockDescriptor: Int32
+    private let lock: Lock
     private let state: Locked<State>
 
     /// Opens (creating if needed) a store in a directory, takes its lock, removes leftovers of interrupted writes
@@ -92,24 +104,29 @@ public final class DiskStore: ResponseStore {
     ///   - durability: See ``Durability``. Defaults to ``Durability/processCrash``.
     /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another store holds the
     ///   directory.
-    public init(
+    public convenience init(
         directory: URL = DiskStore.defaultDirectory,
         maximumBytes: Int = DiskStore.defaultMaximumBytes,
         durability: Durability = .processCrash
     ) throws(DiskCacheError) {
+        let lock = try Self.lock(directory)
+        self.init(directory: directory, maximumBytes: maximumBytes, durability: durability, lock: lock)
+    }
+
+    /// Opens a store whose lock has been dealt with: removes leftovers of interrupted writes and rebuilds the
+    /// index, unless the lock says the directory is unavailable.
+    init(directory: URL, maximumBytes: Int, durability: Durability, lock: Lock) {
         self.directory = directory
         self.maximumBytes = max(0, maximumBytes)
         self.durability = durability
+        self.lock = lock
         let root = directory.path
         entriesPath = root + "/entries"
         temporaryPath = root + "/tmp"
 
         var index = CacheIndex<Void>()
         var dropped = 0
-        do throws(DiskCacheError) {
-            lockDescriptor = try Self.acquireLock(root)
-        } catch let error where error.code == .unavailable {
-            lockDescriptor = -1
+        if case .unavailable(let error) = lock {
             unavailableReason = error.message
             corruptEntriesDroppedAtOpen = 0
             state = Locked(State())
@@ -142,8 +159,26 @@ public final class DiskStore: ResponseStore {
     }
 
     deinit {
-        // Closing the descriptor releases the flock.
-        if lockDescriptor >= 0 { close(lockDescriptor) }
+        // Closing the descriptor releases the flock; a shared lock is closed when its last store goes.
+        guard case .held(let descriptor, let sharedAs) = lock else { return }
+        if let sharedAs {
+            DiskStoreRegistry.release(descriptor, sharedAs: sharedAs)
+        } else {
+            close(descriptor)
+        }
+    }
+
+    /// Takes a directory's lock for a store of its own.
+    ///
+    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another store holds it.
+    static func lock(_ directory: URL) throws(DiskCacheError) -> Lock {
+        do {
+            return .held(descriptor: try acquireLock(directory.path), sharedAs: nil)
+        } catch  where error.code == .unavailable {
+            return .unavailable(error)
+        } catch {
+            throw error
+        }
     }
 
     // MARK: ResponseStore
@@ -305,7 +340,7 @@ public final class DiskStore: ResponseStore {
     }
 
     /// Opens the lock file and takes an exclusive, non-blocking `flock` on it.
-    private static func acquireLock(_ root: String) throws(DiskCacheError) -> Int32 {
+    static func acquireLock(_ root: String) throws(DiskCacheError) -> Int32 {
         try FileIO.makeDirectory(root)
         let path = root + "/lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)

@@ -79,6 +79,38 @@ import FoundationNetworking
         #expect(policy.freshnessLifetime(of: entry(status: 302, publicHeaders)) == 500)
     }
 
+    // MARK: HTTP dates (the core's parser, HTTPDateTests)
+
+    @Test func theTestFormattersDatesAreRead() {
+        let stored = entry(["Date": httpDate(at(0)), "Expires": httpDate(at(60))])
+        #expect(policy.freshnessLifetime(of: stored) == 60)
+    }
+
+    /// RFC 9111 §4.2: a cache matches date names case-insensitively.
+    @Test func datesAreMatchedCaseInsensitively() {
+        let stored = entry(["Date": "tue, 14 nov 2023 22:13:20 gmt", "Expires": "TUE, 14 NOV 2023 22:14:20 GMT"])
+        #expect(policy.freshnessLifetime(of: stored) == 60)
+    }
+
+    /// The cache's former parser placed two-digit years by the wall clock, as 20yy unless that was more than 50
+    /// years ahead: wrong from 2050 on. Now they are placed relative to when the response arrived.
+    @Test func aTwoDigitYearIsPlacedRelativeToTheResponseTime() {
+        let in2060 = 2_840_140_800 - Self.base.timeIntervalSince1970  // 2060-01-01
+        let stored = entry(
+            ["Date": "Thursday, 01-Jan-60 00:00:00 GMT", "Expires": "Wednesday, 01-Jan-10 00:00:00 GMT"],
+            requestAt: in2060,
+            responseAt: in2060
+        )
+        // 2060-01-01 to 2110-01-01: fifty years with twelve leap days (2100 has none).
+        #expect(policy.freshnessLifetime(of: stored) == TimeInterval((50 * 365 + 12) * 86_400))
+    }
+
+    @Test func lastModifiedValuesThatAreNoDatesOnlyMatchThemselves() {
+        let stored = entry(["Last-Modified": "yesterday"])
+        #expect(policy.notModified(["Last-Modified": "yesterday"], matches: stored))
+        #expect(!policy.notModified(["Last-Modified": "today"], matches: stored))
+    }
+
     // MARK: §3 storing
 
     @Test func whatMayBeStored() {

@@ -168,13 +168,23 @@ import FoundationNetworking
         #expect(cache.requestCount == 2)
     }
 
-    @Test func immutableFreshResponsesIgnoreReloads() async throws {
-        let cache = try CacheHarness { _, now in
-            .cached("asset", at: now, [("Cache-Control", "max-age=600, immutable"), ("ETag", "\"i\"")])
+    @Test(
+        "17.6 a request's no-cache or max-age=0 wins over a stored immutable response",
+        arguments: [["Cache-Control": "no-cache"], ["Cache-Control": "max-age=0"], ["Pragma": "no-cache"]]
+    )
+    func requestDirectivesWinOverImmutable(_ reload: [String: String]) async throws {
+        let cache = try CacheHarness { request, now in
+            request.header("If-None-Match") == "\"i\""
+                ? ServerResponse(status: 304, headers: [("Date", httpDate(now)), ("ETag", "\"i\"")])
+                : .cached("asset", at: now, [("Cache-Control", "max-age=600, immutable"), ("ETag", "\"i\"")])
         }
         _ = try await cache.send()
-        let reload = try await cache.send(headers: ["Cache-Control": "no-cache"])
-        #expect(reload.status == .hit)
-        #expect(cache.requestCount == 1)
+        // Without directives a fresh immutable response is a hit like any other.
+        #expect(try await cache.send().status == .hit)
+        let reloaded = try await cache.send(headers: reload)
+        #expect(reloaded.status == .revalidated)
+        #expect(reloaded.body == "asset")
+        #expect(cache.requestCount == 2)
+        #expect(cache.server.requests.last?.header("If-None-Match") == "\"i\"")
     }
 }

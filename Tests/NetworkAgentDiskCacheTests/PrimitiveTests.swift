@@ -3,7 +3,7 @@ import Testing
 
 @testable import NetworkAgentDiskCache
 
-/// The hand-written hashes and the HTTP date parser.
+/// The hand-written hashes. (The HTTP date parser is the core's: `HTTPDateTests`.)
 @Suite struct PrimitiveTests {
     @Test(arguments: [
         ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
@@ -24,26 +24,5 @@ import Testing
     @Test func crc32MatchesTheCheckValue() {
         #expect(CRC32.checksum(Data("123456789".utf8)) == 0xcbf4_3926)
         #expect(CRC32.checksum(Data()) == 0)
-    }
-
-    @Test(arguments: [
-        "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
-        "  Sun, 06 Nov 1994 08:49:37 GMT ",
-    ])
-    func httpDatesInEveryFormatParse(_ text: String) {
-        #expect(HTTPDate.parse(text) == Date(timeIntervalSince1970: 784_111_777))
-    }
-
-    @Test(arguments: [
-        "", "0", "-1", "tomorrow", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
-        "Thu, 31 Feb 1994 08:49:37 GMT",
-    ])
-    func invalidHttpDatesDoNotParse(_ text: String) {
-        #expect(HTTPDate.parse(text) == nil)
-    }
-
-    @Test func httpDatesRoundTripTheTestFormatter() {
-        let date = Date(timeIntervalSince1970: 1_700_000_000)
-        #expect(HTTPDate.parse(httpDate(date)) == date)
     }
 }

@@ -8,8 +8,9 @@ import FoundationNetworking
 /// Sends requests for the offline mirror's stable origin (`http://pokeapi.mirror`) to wherever the mirror listens
 /// on loopback this time, like a hosts-file entry.
 ///
-/// The plugins above it — the disk cache above all — see the stable URL, so what `sync` caches is found again by a
-/// later `--offline` run, whatever port the mirror had. Everything else passes through unchanged.
+/// The plugins above it — the disk cache above all — see the stable URL, in requests and responses alike (the cache
+/// files a response under the URL it came from), so what `sync` caches is found again by a later `--offline` run,
+/// whatever port the mirror had. Everything else passes through unchanged.
 public struct MirrorRoutingTransport: HTTPTransport {
     /// The origin the example uses for its offline mirror.
     public static let mirrorOrigin = URL(string: "http://pokeapi.mirror")!
@@ -27,12 +28,37 @@ public struct MirrorRoutingTransport: HTTPTransport {
 
     /// Sends through ``base``, after pointing mirror requests at the mirror.
     public func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-        try await base.send(routed(request))
+        let (data, response) = try await base.send(routed(request))
+        return (data, (response as? HTTPURLResponse).map(unrouted) ?? response)
     }
 
     /// Streams through ``base``, after pointing mirror requests at the mirror.
     public func stream(_ request: URLRequest) async throws -> HTTPStreamResponse {
-        try await base.stream(routed(request))
+        let opened = try await base.stream(routed(request))
+        return HTTPStreamResponse(response: unrouted(opened.response), body: opened.body)
+    }
+
+    /// A response from the mirror under the stable origin, as a hosts-file entry would leave it.
+    private func unrouted(_ response: HTTPURLResponse) -> HTTPURLResponse {
+        guard let mirror, let url = response.url, url.host == mirror.host, url.port == mirror.port,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return response }
+        components.scheme = Self.mirrorOrigin.scheme
+        components.host = Self.mirrorOrigin.host
+        components.port = nil
+        var headers: [String: String] = [:]
+        for case (let name as String, let value) in response.allHeaderFields {
+            headers[name] = value as? String ?? "\(value)"
+        }
+        guard let stable = components.url,
+            let rebuilt = HTTPURLResponse(
+                url: stable,
+                statusCode: response.statusCode,
+                httpVersion: "HTTP/1.1",
+                headerFields: headers
+            )
+        else { return response }
+        return rebuilt
     }
 
     private func routed(_ request: URLRequest) throws -> URLRequest {

@@ -1,36 +1,44 @@
 import Foundation
-import NetworkAgent
 
-/// Parses the three `HTTP-date` formats a recipient must accept (RFC 9110 §5.6.7): IMF-fixdate
-/// (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`) and
-/// ANSI C's asctime form (`Sun Nov  6 08:49:37 1994`).
-enum HTTPDate {
-    private static let shortDayNames: Set<Substring> = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-    private static let longDayNames: Set<Substring> = [
-        "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
+/// Parses the three `HTTP-date` forms a recipient must accept (RFC 9110 §5.6.7): IMF-fixdate
+/// (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`) and ANSI C's
+/// asctime form (`Sun Nov  6 08:49:37 1994`).
+///
+/// The one parser of the package: retry reads `Retry-After` with it, the disk cache `Date`, `Expires` and
+/// `Last-Modified`. It follows the grammar (digit counts, a real day and month name, `GMT`, a real calendar date;
+/// the weekday is not checked against the date) and matches names case-insensitively, as RFC 9111 §4.2 asks of
+/// caches. Anything else is `nil`, which each user reads its own safe way (an `Expires` in the past, no
+/// `Retry-After`). No `DateFormatter`: this is pure arithmetic on the proleptic Gregorian calendar, independent of
+/// locale and time zone.
+package enum HTTPDate {
+    private static let shortDayNames: Set<String> = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+    private static let longDayNames: Set<String> = [
+        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
     ]
-    private static let monthNames: [Substring] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    private static let monthNames = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
     ]
 
     /// The date an `HTTP-date` stands for, or `nil` when the text is none of its forms or names no real date.
     ///
     /// - Parameters:
-    ///   - text: The date, without surrounding whitespace.
-    ///   - now: The current date, to place the two-digit year of the RFC 850 form: a year that would be more
-    ///     than 50 years in the future is the most recent past year with the same last two digits.
-    /// - Returns: The date.
-    static func parse(_ text: String, now: Date) -> Date? {
-        let tokens = text.split(separator: " ", omittingEmptySubsequences: true)
+    ///   - text: The date; spaces and tabs around it are ignored.
+    ///   - now: When the value was received, to place the two-digit year of the RFC 850 form: a year that would be
+    ///     more than 50 years after `now` is the most recent past year with the same last two digits.
+    /// - Returns: The date, to the second.
+    package static func parse(_ text: String, now: Date) -> Date? {
+        let tokens = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
         let fields: (day: Int, month: Int, year: Int, time: Substring)
-        if tokens.count == 6, tokens[0].last == ",", shortDayNames.contains(tokens[0].dropLast()), tokens[5] == "GMT" {
+        if tokens.count == 6, tokens[0].last == ",", isName(tokens[0].dropLast(), in: shortDayNames),
+            isGMT(tokens[5])
+        {
             // IMF-fixdate: day-name "," SP 2DIGIT SP month SP 4DIGIT SP time-of-day SP "GMT"
             guard let day = number(tokens[1], digits: 2...2), let month = month(tokens[2]),
                 let year = number(tokens[3], digits: 4...4)
             else { return nil }
             fields = (day, month, year, tokens[4])
-        } else if tokens.count == 4, tokens[0].last == ",", longDayNames.contains(tokens[0].dropLast()),
-            tokens[3] == "GMT"
+        } else if tokens.count == 4, tokens[0].last == ",", isName(tokens[0].dropLast(), in: longDayNames),
+            isGMT(tokens[3])
         {
             // rfc850-date: day-name-l "," SP 2DIGIT "-" month "-" 2DIGIT SP time-of-day SP "GMT"
             let parts = tokens[1].split(separator: "-", omittingEmptySubsequences: false)
@@ -38,7 +46,7 @@ enum HTTPDate {
                 let shortYear = number(parts[2], digits: 2...2)
             else { return nil }
             fields = (day, month, fullYear(shortYear, now: now), tokens[2])
-        } else if tokens.count == 5, shortDayNames.contains(tokens[0]) {
+        } else if tokens.count == 5, isName(tokens[0], in: shortDayNames) {
             // asctime-date: day-name SP month SP ( 2DIGIT / ( SP DIGIT ) ) SP time-of-day SP 4DIGIT
             guard let month = month(tokens[1]), let day = number(tokens[2], digits: 1...2),
                 let year = number(tokens[4], digits: 4...4)
@@ -47,11 +55,19 @@ enum HTTPDate {
         } else {
             return nil
         }
-        guard let seconds = secondsOfDay(fields.time), (1...12).contains(fields.month),
+        guard let seconds = secondsOfDay(fields.time),
             (1...daysIn(month: fields.month, year: fields.year)).contains(fields.day)
         else { return nil }
         let days = daysSinceEpoch(year: fields.year, month: fields.month, day: fields.day)
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + seconds))
+    }
+
+    private static func isName(_ text: Substring, in names: Set<String>) -> Bool {
+        names.contains(text.lowercased())
+    }
+
+    private static func isGMT(_ text: Substring) -> Bool {
+        text.lowercased() == "gmt"
     }
 
     private static func number(_ text: Substring, digits: ClosedRange<Int>) -> Int? {
@@ -62,7 +78,7 @@ enum HTTPDate {
     }
 
     private static func month(_ text: Substring) -> Int? {
-        monthNames.firstIndex(of: text).map { $0 + 1 }
+        monthNames.firstIndex(of: text.lowercased()).map { $0 + 1 }
     }
 
     /// `hour ":" minute ":" second`, two digits each; a leap second (60) is allowed.
@@ -110,7 +126,7 @@ enum HTTPDate {
         return yearOfEra + era * 400 + (monthFromMarch >= 10 ? 1 : 0)
     }
 
-    /// The latest year ending in `shortYear` that is at most 50 years after the current one (RFC 9110 §5.6.7).
+    /// The latest year ending in `shortYear` that is at most 50 years after the year of `now` (RFC 9110 §5.6.7).
     private static func fullYear(_ shortYear: Int, now: Date) -> Int {
         let latest = year(of: now) + 50
         let back = ((latest - shortYear) % 100 + 100) % 100
