@@ -14,8 +14,8 @@ import NetworkAgentAuth
 ///   retried at most once; a second rejection is returned as it is.
 ///
 /// Emits `token_refresh` events: `refresh_started` (`reason`: `unauthorized` or `proactive`),
-/// `refresh_succeeded`, `refresh_failed` (`session_expired`: `true` or `false`), `refresh_limit_reached` and `request_retried` (`reason`: `refreshed`
-/// or `newer_credential`).
+/// `refresh_succeeded`, `refresh_failed` (`session_expired`: `true` or `false`), `refresh_limit_reached` and
+/// `request_retried` (`reason`: `refreshed` or `newer_credential`).
 ///
 /// ```swift
 /// let provider = NetworkAgentProvider<Api>(plugins: [.logging(), .tokenRefresh(refresher), .validate()])

@@ -59,10 +59,11 @@ public actor TokenRefresher {
             /// The refresh call threw ``TokenRefresher/RefreshRejected``: the session is over until
             /// ``TokenRefresher/setToken(_:)``.
             public static let sessionExpired = Code(name: "session_expired")
-            /// The refresh call threw an error that neither ends the session nor is a ``/NetworkAgent/NetworkAgentError``
-            /// (say the token response did not decode). The session goes on; the next rejected request refreshes
-            /// again. (A ``/NetworkAgent/NetworkAgentError`` or `URLError` from the refresh call reaches the waiting
-            /// requests as a ``/NetworkAgent/NetworkAgentError`` with its code, so that a retry plugin can retry it.)
+            /// The refresh call threw an error that neither ends the session nor is a
+            /// ``/NetworkAgent/NetworkAgentError`` (say the token response did not decode). The session goes on; the
+            /// next rejected request refreshes again. (A ``/NetworkAgent/NetworkAgentError`` or `URLError` from the
+            /// refresh call reaches the waiting requests as a ``/NetworkAgent/NetworkAgentError`` with its code, so
+            /// that a retry plugin can retry it.)
             public static let refreshFailed = Code(name: "refresh_failed")
             /// The loop guard stopped a refresh: too many refreshes in the window.
             public static let refreshLimitReached = Code(name: "refresh_limit_reached")
@@ -181,10 +182,10 @@ public actor TokenRefresher {
 
     /// Starts a new session with a token (after a sign-in), or ends it with `nil` (after a sign-out).
     ///
-    /// Clears an expired session and the loop guard (a token already due is refreshed proactively once), and forgets the credentials of the previous session: a
-    /// request still in flight with one of them is never upgraded to the new session's token, and its rejection is
-    /// returned as it is. A refresh in flight is cancelled and its outcome ignored; the requests waiting for it
-    /// return the responses that rejected them.
+    /// Clears an expired session and the loop guard (a token already due is refreshed proactively once), and
+    /// forgets the credentials of the previous session: a request still in flight with one of them is never upgraded
+    /// to the new session's token, and its rejection is returned as it is. A refresh in flight is cancelled and its
+    /// outcome ignored; the requests waiting for it return the responses that rejected them.
     ///
     /// - Parameter token: The new token, or `nil`.
     public func setToken(_ token: AuthToken?) {

@@ -78,6 +78,16 @@ struct PokedexRun {
         #expect(!run.error.contains("no pokemon named"))
     }
 
+    @Test("17.18 offline, a name beyond Generation I says the mirror holds the first 151, not run sync")
+    func offlineNameBeyondTheMirror() async throws {
+        let search = try await run(["search", "pichu"])  // caches the full name index
+        #expect(search.status == 0)
+        let run = try await run(["--offline", "show", "pichu"])
+        #expect(run.status == 1)
+        #expect(run.error.contains("offline mirror holds only the first 151 pokemon"), "\(run.error)")
+        #expect(!run.error.contains("pokedex sync"))
+    }
+
     @Test("17.18 --verbose and the output name the mirror by one host throughout")
     func verboseNamesTheMirrorByOneHost() async throws {
         for arguments in [["--verbose", "show", "25"], ["--verbose", "list", "--limit", "3", "--offset", "3"]] {

@@ -175,8 +175,9 @@ public enum PokedexCLI {
     /// A pokemon by name, or by id — offline, an id is looked up in the cached Generation I list.
     ///
     /// From the built-in mirror (`mirror`: no `--base-url`), a pokemon beyond Generation I — an id outside 1...151,
-    /// or a name of the full index that `search` shows — fails with ``PokedexError/notInMirror(_:)``, which says
-    /// so and names the live API, rather than "no pokemon named".
+    /// or a name the full index (what `search` shows) numbers above 151 — fails with
+    /// ``PokedexError/notInMirror(_:)``, which says so and names the live API, rather than "no pokemon named" (or,
+    /// offline, "run `pokedex sync`", which would not fetch it either).
     static func pokemon(
         _ name: String,
         repository: PokedexRepository,
@@ -186,12 +187,18 @@ public enum PokedexCLI {
         if mirror, let id = Int(name), !(1...generationOne.limit).contains(id) { throw PokedexError.notInMirror(name) }
         do {
             return try await fetchPokemon(name, repository: repository, offline: offline)
-        } catch PokedexError.notFound(kind: "pokemon", name: let missing) where mirror {
-            let index = (try? await repository.allNames()) ?? []
-            guard index.contains(where: { $0.name == missing.lowercased() }) else {
-                throw PokedexError.notFound(kind: "pokemon", name: missing)
+        } catch let error as PokedexError where mirror {
+            // Not found online, or not cached offline: beyond Generation I if the full name index (when it can be
+            // had) gives it a higher id.
+            switch error {
+            case .notFound(kind: "pokemon", _), .notCached:
+                let index = (try? await repository.allNames()) ?? []
+                let id = index.first { $0.name == name.lowercased() }?.id
+                if let id, !(1...generationOne.limit).contains(id) { throw PokedexError.notInMirror(name) }
+                throw error
+            default:
+                throw error
             }
-            throw PokedexError.notInMirror(name)
         }
     }
 
