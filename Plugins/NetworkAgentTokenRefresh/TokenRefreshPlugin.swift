@@ -19,8 +19,8 @@ import FoundationNetworking
 ///   retried at most once; a second rejection is returned as it is.
 ///
 /// Emits `token_refresh` events: `refresh_started` (`reason`: `unauthorized` or `proactive`),
-/// `refresh_succeeded`, `refresh_failed`, `refresh_limit_reached` and `request_retried` (`reason`: `refreshed`
-/// or `newer_credential`).
+/// `refresh_succeeded`, `refresh_failed` (`session_expired`: `true` or `false`), `refresh_limit_reached` and
+/// `request_retried` (`reason`: `refreshed` or `newer_credential`).
 ///
 /// ```swift
 /// let provider = NetworkAgentProvider<Api>(plugins: [.logging(), .tokenRefresh(refresher), .validate()])
@@ -58,8 +58,8 @@ public struct TokenRefreshPlugin: NetworkAgentPlugin {
     ///   - request: The request so far.
     ///   - endpoint: The endpoint of the call.
     /// - Returns: The request, with the credential or unchanged.
-    /// - Throws: ``TokenRefresher/Error`` with ``TokenRefresher/Error/Code/sessionExpired`` once a refresh
-    ///   failed, and the ``/NetworkAgentAuth/AuthPlugin/Error``s.
+    /// - Throws: ``TokenRefresher/Error`` with ``TokenRefresher/Error/Code/sessionExpired`` once a refresh was
+    ///   rejected, and the ``/NetworkAgentAuth/AuthPlugin/Error``s.
     public func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
         try await auth.onRequest(request, endpoint: endpoint)
     }
@@ -71,7 +71,10 @@ public struct TokenRefreshPlugin: NetworkAgentPlugin {
     ///   - endpoint: The endpoint of the call.
     ///   - next: The rest of the exchange.
     /// - Returns: The response to the request or to its one retry.
-    /// - Throws: ``TokenRefresher/Error`` (the session expired, the loop guard stopped a refresh),
+    /// - Throws: ``TokenRefresher/Error`` (the session expired, the loop guard stopped a refresh, a refresh failed
+    ///   with an error of its own: ``TokenRefresher/Error/Code/refreshFailed``), the
+    ///   ``/NetworkAgent/NetworkAgentError`` of a refresh that failed on the network or with a `5xx` (the session
+    ///   goes on; a retry plugin registered before this one retries it as it would the request's own failure),
     ///   ``/NetworkAgent/NetworkAgentError`` with ``/NetworkAgent/NetworkAgentError/Code/cancelled`` when cancelled
     ///   while waiting for a refresh, and whatever `next` throws.
     public func intercept(

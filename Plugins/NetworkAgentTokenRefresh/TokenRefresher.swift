@@ -14,28 +14,35 @@ import FoundationNetworking
 ///   without a new refresh;
 /// - at most one **refresh in flight**, run in an unstructured task the refresher owns. Every request that needs
 ///   the new token waits for that one task; cancelling a waiting request ends its wait only, never the refresh;
-/// - a **loop guard**: at most ``maximumRefreshes`` refreshes in any ``refreshWindow``, measured with the injected
-///   clock, so that a server answering 401 to every token cannot keep it refreshing;
-/// - the **session state**: when a refresh fails, every waiting request and every later one fails with the same
-///   ``Error`` (code ``Error/Code/sessionExpired``) and `onSessionExpired` is called once, until
-///   ``setToken(_:)`` starts a new session.
+/// - a **loop guard**: at most ``maximumRefreshes`` refreshes triggered by rejected requests in any
+///   ``refreshWindow``, measured with the injected clock, so that a server answering 401 to every token cannot keep
+///   it refreshing. Proactive refreshes (before expiry) do not count: at most one is made per token, and none for a
+///   token that was already due when it arrived;
+/// - the **session state**: when the refresh call throws ``RefreshRejected`` (the refresh token is no longer
+///   accepted), every waiting request and every later one fails with the same ``Error`` (code
+///   ``Error/Code/sessionExpired``) and `onSessionExpired` is called once, until ``setToken(_:)`` starts a new
+///   session. Any other refresh failure (a timeout, no connection, a `5xx`) is transient: the waiting requests fail
+///   with it, the session and its refresh token are kept, and the next rejected request refreshes again.
 ///
 /// The refresh call receives the agent of the request that needed it, for side requests that bypass the plugin
 /// chain (so it never recurses into the refresher), and the token being replaced.
 ///
 /// ```swift
 /// let refresher = TokenRefresher(token: .bearer(jwt: saved.access, refreshToken: saved.refresh)) { agent, old in
-///     let (data, _) = try await agent.request(Api.refresh(old?.refreshToken ?? ""))
+///     let (data, response) = try await agent.request(Api.refresh(old?.refreshToken ?? ""))
+///     try TokenRefresher.checkTokenResponse(response, data: data)  // invalid_grant ends the session, a 5xx does not
 ///     let body = try JSONDecoder().decode(TokenResponse.self, from: data)
 ///     return .bearer(jwt: body.accessToken, refreshToken: body.refreshToken)
 /// }
 /// ```
 public actor TokenRefresher {
     /// The refresh call: sends the refresh request through `agent` (not through a provider) and returns the new
-    /// token, or throws to end the session.
+    /// token. It throws ``RefreshRejected`` to end the session; any other error it throws keeps the session (see
+    /// ``TokenRefresher``).
     public typealias Refresh = @Sendable (_ agent: NetworkAgent, _ current: AuthToken?) async throws -> AuthToken
 
-    /// Called once when a refresh fails and the session ends (where an app signs the user out).
+    /// Called once when the refresh call throws ``RefreshRejected`` and the session ends (where an app signs the
+    /// user out). Transient refresh failures never call it.
     public typealias SessionExpiredHandler = @Sendable (_ error: Error) async -> Void
 
     /// Reads the wall-clock time; inject a fake one to test expiry and the loop guard in virtual time.
@@ -54,8 +61,15 @@ public actor TokenRefresher {
         public struct Code: Hashable, Sendable, CustomStringConvertible {
             private let name: String
 
-            /// A refresh failed: the session is over until ``TokenRefresher/setToken(_:)``.
+            /// The refresh call threw ``TokenRefresher/RefreshRejected``: the session is over until
+            /// ``TokenRefresher/setToken(_:)``.
             public static let sessionExpired = Code(name: "session_expired")
+            /// The refresh call threw an error that neither ends the session nor is a
+            /// ``/NetworkAgent/NetworkAgentError`` (say the token response did not decode). The session goes on; the
+            /// next rejected request refreshes again. (A ``/NetworkAgent/NetworkAgentError`` or `URLError` from the
+            /// refresh call reaches the waiting requests as a ``/NetworkAgent/NetworkAgentError`` with its code, so
+            /// that a retry plugin can retry it.)
+            public static let refreshFailed = Code(name: "refresh_failed")
             /// The loop guard stopped a refresh: too many refreshes in the window.
             public static let refreshLimitReached = Code(name: "refresh_limit_reached")
 
@@ -67,7 +81,7 @@ public actor TokenRefresher {
         public let code: Code
         /// A human-readable explanation, without secrets.
         public let message: String
-        /// The error the refresh call threw, for ``Code/sessionExpired``.
+        /// The error the refresh call threw, for ``Code/sessionExpired`` and ``Code/refreshFailed``.
         public let underlying: (any Swift.Error)?
 
         /// Creates an error.
@@ -102,12 +116,14 @@ public actor TokenRefresher {
 
     private struct Refreshing {
         let id: Int
+        /// Started because the token was about to expire, not because a request was rejected.
+        let proactive: Bool
         let task: Task<Void, Never>
     }
 
     /// How much earlier than its expiry a token is renewed.
     public let refreshMargin: Duration
-    /// The most refreshes in any ``refreshWindow``.
+    /// The most refreshes triggered by rejected requests in any ``refreshWindow``.
     public let maximumRefreshes: Int
     /// The window of the loop guard.
     public let refreshWindow: Duration
@@ -125,7 +141,11 @@ public actor TokenRefresher {
     private var waiters: [Int: CheckedContinuation<Lease?, any Swift.Error>] = [:]
     private var nextWaiterID = 0
     private var expired: Error?
+    /// Start times of the recent refreshes triggered by rejected requests: the loop guard.
     private var refreshStarts: [Date] = []
+    /// The version whose proactive refresh was already tried, or that was already due when it arrived: no
+    /// (further) proactive refresh for it.
+    private var proactiveSpent: Int?
 
     private static let historyLimit = 16
 
@@ -134,10 +154,11 @@ public actor TokenRefresher {
     /// - Parameters:
     ///   - token: The token of the session, e.g. restored from a keychain; `nil` until ``setToken(_:)``.
     ///   - refreshMargin: How much earlier than expiry to renew; defaults to ``defaultRefreshMargin``.
-    ///   - maximumRefreshes: The most refreshes per window; defaults to ``defaultMaximumRefreshes``.
+    ///   - maximumRefreshes: The most refreshes triggered by rejected requests per window; defaults to
+    ///     ``defaultMaximumRefreshes``.
     ///   - refreshWindow: The loop guard's window; defaults to ``defaultRefreshWindow``.
     ///   - now: The wall clock; defaults to `Date()`.
-    ///   - onSessionExpired: Called once when a refresh fails.
+    ///   - onSessionExpired: Called once when the refresh call throws ``RefreshRejected``.
     ///   - refresh: The refresh call.
     public init(
         token: AuthToken?,
@@ -161,15 +182,15 @@ public actor TokenRefresher {
     /// The current token, `nil` when signed out.
     public var token: AuthToken? { current }
 
-    /// Whether a refresh failed and requests fail fast until ``setToken(_:)``.
+    /// Whether a refresh was rejected and requests fail fast until ``setToken(_:)``.
     public var isSessionExpired: Bool { expired != nil }
 
     /// Starts a new session with a token (after a sign-in), or ends it with `nil` (after a sign-out).
     ///
-    /// Clears an expired session and the loop guard, and forgets the credentials of the previous session: a
-    /// request still in flight with one of them is never upgraded to the new session's token, and its rejection is
-    /// returned as it is. A refresh in flight is cancelled and its outcome ignored; the requests waiting for it
-    /// return the responses that rejected them.
+    /// Clears an expired session and the loop guard (a token already due is refreshed proactively once), and
+    /// forgets the credentials of the previous session: a request still in flight with one of them is never upgraded
+    /// to the new session's token, and its rejection is returned as it is. A refresh in flight is cancelled and its
+    /// outcome ignored; the requests waiting for it return the responses that rejected them.
     ///
     /// - Parameter token: The new token, or `nil`.
     public func setToken(_ token: AuthToken?) {
@@ -177,6 +198,7 @@ public actor TokenRefresher {
         history = token.map { [(version, $0.credential)] } ?? []
         expired = nil
         refreshStarts = []
+        proactiveSpent = nil
         if let refreshing {
             refreshing.task.cancel()
             self.refreshing = nil
@@ -198,16 +220,33 @@ public actor TokenRefresher {
     func prepare(_ request: URLRequest, agent: NetworkAgent) async throws -> Preparation? {
         guard let carried = history.last(where: { $0.credential.isCarried(by: request) }) else { return nil }
         if let expired { throw expired }
-        if refreshing != nil {
-            return try await waitForRefresh().map { Preparation(carried: carried.credential, lease: $0) }
+        if let inFlight = refreshing {
+            return try await lease(waitingFor: inFlight).map { Preparation(carried: carried.credential, lease: $0) }
         }
         guard let token = current else { return nil }
-        if let expiresAt = token.expiresAt, now().addingTimeInterval(Self.seconds(refreshMargin)) >= expiresAt,
-            (try? startRefresh(reason: "proactive", agent: agent)) != nil
-        {
-            return try await waitForRefresh().map { Preparation(carried: carried.credential, lease: $0) }
+        if isDueForProactiveRefresh(token) {
+            let inFlight = startRefresh(proactive: true, agent: agent)
+            return try await lease(waitingFor: inFlight).map { Preparation(carried: carried.credential, lease: $0) }
         }
         return Preparation(carried: carried.credential, lease: Lease(credential: token.credential, version: version))
+    }
+
+    /// Whether the current token expires within the margin and its one proactive refresh is still to be tried.
+    private func isDueForProactiveRefresh(_ token: AuthToken) -> Bool {
+        guard proactiveSpent != version, let expiresAt = token.expiresAt else { return false }
+        return now().addingTimeInterval(Self.seconds(refreshMargin)) >= expiresAt
+    }
+
+    /// The credential a request about to be sent should carry once `refresh` ends. When a proactive refresh fails
+    /// without ending the session, that is the current credential: the token has not been rejected, and the server
+    /// decides whether it is still good.
+    private func lease(waitingFor refresh: Refreshing) async throws -> Lease? {
+        do {
+            return try await waitForRefresh()
+        } catch {
+            guard refresh.proactive, expired == nil, !Task.isCancelled else { throw error }
+            return current.map { Lease(credential: $0.credential, version: version) }
+        }
     }
 
     /// The credential to retry with after the credential of version `rejected` was refused: the current one if it
@@ -218,7 +257,8 @@ public actor TokenRefresher {
         if refreshing == nil {
             guard let token = current else { return nil }
             if rejected < version { return (Lease(credential: token.credential, version: version), false) }
-            try startRefresh(reason: "unauthorized", agent: agent)
+            try checkLoopGuard()
+            startRefresh(proactive: false, agent: agent)
         }
         return try await waitForRefresh().map { ($0, true) }
     }
@@ -231,7 +271,9 @@ public actor TokenRefresher {
 
     // MARK: - Refreshing
 
-    private func startRefresh(reason: String, agent: NetworkAgent) throws(Error) {
+    /// Counts a refresh triggered by a rejected request, or throws when the window already holds
+    /// ``maximumRefreshes`` of them. Proactive refreshes never come here.
+    private func checkLoopGuard() throws(Error) {
         let started = now()
         let window = Self.seconds(refreshWindow)
         refreshStarts.removeAll { started.timeIntervalSince($0) >= window }
@@ -243,9 +285,17 @@ public actor TokenRefresher {
             )
         }
         refreshStarts.append(started)
+    }
+
+    @discardableResult
+    private func startRefresh(proactive: Bool, agent: NetworkAgent) -> Refreshing {
+        if proactive { proactiveSpent = version }
         let id = nextRefreshID
         nextRefreshID += 1
-        Self.emit("refresh_started", ["reason": reason, "version": String(version)])
+        Self.emit(
+            "refresh_started",
+            ["reason": proactive ? "proactive" : "unauthorized", "version": String(version)]
+        )
         let token = current
         // Unstructured, owned by the refresher: no waiting request's cancellation reaches it. It inherits the
         // task-local event observers of the request that started it, so the events reach that call's observers.
@@ -260,7 +310,9 @@ public actor TokenRefresher {
                 await onSessionExpired(expiredError)
             }
         }
-        refreshing = Refreshing(id: id, task: task)
+        let started = Refreshing(id: id, proactive: proactive, task: task)
+        refreshing = started
+        return started
     }
 
     /// Applies a refresh's result and wakes its waiters; returns the error to report when the session ended.
@@ -271,19 +323,52 @@ public actor TokenRefresher {
         switch result {
         case .success(let token):
             install(token)
+            // A token that is due already would be refreshed again by every request: it is used until rejected.
+            if let expiresAt = token.expiresAt, now().addingTimeInterval(Self.seconds(refreshMargin)) >= expiresAt {
+                proactiveSpent = version
+            }
             Self.emit("refresh_succeeded", ["version": String(version)])
             resumeWaiters(with: .success(Lease(credential: token.credential, version: version)))
             return nil
-        case .failure(let failure):
+        case .failure(let rejection as RefreshRejected):
             let error = Error(
                 .sessionExpired,
-                "the token refresh failed; the session is over until a new token is set",
-                underlying: failure
+                "the token refresh was rejected; the session is over until a new token is set",
+                underlying: rejection
             )
             expired = error
-            Self.emit("refresh_failed", ["error": Self.label(failure)])
+            Self.emit("refresh_failed", ["error": Self.label(rejection), "session_expired": "true"])
             resumeWaiters(with: .failure(error))
             return error
+        case .failure(let failure):
+            Self.emit("refresh_failed", ["error": Self.label(failure), "session_expired": "false"])
+            resumeWaiters(with: .failure(Self.transientError(failure)))
+            return nil
+        }
+    }
+
+    /// What the requests waiting for a refresh that failed without ending the session fail with: the refresh's own
+    /// ``/NetworkAgent/NetworkAgentError`` (code, underlying error and response kept, so a retry plugin classifies it
+    /// as it would the request's own failure; the body is dropped, it came from the token endpoint), a `URLError`
+    /// as a ``/NetworkAgent/NetworkAgentError/Code/transport`` error, anything else as ``Error/Code/refreshFailed``.
+    private static func transientError(_ failure: any Swift.Error) -> any Swift.Error {
+        let prefix = "the token refresh failed (the session goes on): "
+        switch failure {
+        case let error as NetworkAgentError:
+            return NetworkAgentError(
+                error.code,
+                prefix + error.message,
+                underlying: error.underlying,
+                response: error.response
+            )
+        case let error as URLError:
+            return NetworkAgentError(.transport, prefix + "URLError \(error.code.rawValue)", underlying: error)
+        default:
+            return Error(
+                .refreshFailed,
+                prefix + String(describing: type(of: failure)),
+                underlying: failure
+            )
         }
     }
 
@@ -320,11 +405,11 @@ public actor TokenRefresher {
         waiters.removeValue(forKey: id)?.resume(throwing: CancellationError())
     }
 
-    private func resumeWaiters(with result: Result<Lease?, Error>) {
+    private func resumeWaiters(with result: Result<Lease?, any Swift.Error>) {
         let waiting = waiters
         waiters = [:]
         for continuation in waiting.values {
-            continuation.resume(with: result.mapError { $0 as any Swift.Error })
+            continuation.resume(with: result)
         }
     }
 

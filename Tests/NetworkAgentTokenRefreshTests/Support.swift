@@ -23,15 +23,11 @@ struct ApiEndpoint: AuthorizableEndpoint {
 struct RefreshEndpoint: AuthorizableEndpoint {
     var baseURL: URL
     var refreshToken: String
+    var timeout: Duration?
     var path: String { "/refresh" }
     var method: HTTPMethod { .post }
     var task: HTTPTask { .requestAttributes(attributes: ["refresh_token": refreshToken], encoding: .json) }
     var authorization: AuthorizationRequirement { .none }
-}
-
-/// The error the test refresh call throws when the server refuses to refresh; `id` tells instances apart.
-struct RefreshRejected: Error, Equatable {
-    let id = UUID()
 }
 
 /// A loopback API that issues short-lived Bearer tokens: `/refresh` issues `t1`, `t2`, … and invalidates every
@@ -44,6 +40,8 @@ final class TokenServer: Sendable {
         var rejections = 0
         var rejectsEverything = false
         var refreshFails = false
+        /// When set, `/refresh` answers with this status and JSON body instead of issuing a token.
+        var refreshAnswer: (status: Int, body: String)?
     }
 
     /// The state the server's handler shares with the test.
@@ -73,6 +71,7 @@ final class TokenServer: Sendable {
                 _ = refreshHold?.wait(timeout: .now() + 10)
                 return shared.state.withLock { state -> ServerResponse in
                     if state.refreshFails { return .json(Data(#"{"error":"invalid_grant"}"#.utf8), status: 400) }
+                    if let answer = state.refreshAnswer { return .json(Data(answer.body.utf8), status: answer.status) }
                     state.issued += 1
                     let token = "t\(state.issued)"
                     state.valid = [token]
@@ -117,13 +116,27 @@ final class TokenServer: Sendable {
         server.stop()
     }
 
-    /// The refresh call an app would write: a side request through the agent, decoded into a token.
-    func refreshCall(now: @escaping @Sendable () -> Date = { Date() }) -> TokenRefresher.Refresh {
-        let base = baseURL
+    /// The refresh call an app would write: a side request through the agent, checked with
+    /// `TokenRefresher.checkTokenResponse`, decoded into a token.
+    ///
+    /// - Parameters:
+    ///   - now: The clock that stamps the token's issue time.
+    ///   - timeout: The refresh request's timeout.
+    ///   - base: Where the refresh request goes; this server by default.
+    func refreshCall(
+        now: @escaping @Sendable () -> Date = { Date() },
+        timeout: Duration? = nil,
+        base: (@Sendable () -> URL)? = nil
+    ) -> TokenRefresher.Refresh {
+        let own = baseURL
         return { agent, current in
-            let endpoint = RefreshEndpoint(baseURL: base, refreshToken: current?.refreshToken ?? "")
+            let endpoint = RefreshEndpoint(
+                baseURL: base?() ?? own,
+                refreshToken: current?.refreshToken ?? "",
+                timeout: timeout
+            )
             let (data, response) = try await agent.request(endpoint)
-            guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw RefreshRejected() }
+            try TokenRefresher.checkTokenResponse(response, data: data)
             struct Body: Decodable {
                 let accessToken: String
                 let expiresIn: Int

@@ -68,4 +68,44 @@ import FoundationNetworking
         #expect(byBody.matches(forbidden, data: Data(#"{"code":"token_expired"}"#.utf8)))
         #expect(!byBody.matches(forbidden, data: Data(#"{"code":"no_access"}"#.utf8)))
     }
+
+    @Test("17.7 checkTokenResponse tells a rejected refresh token from a failure worth retrying")
+    func tokenEndpointAnswersAreClassified() throws {
+        func outcome(_ status: Int, _ body: String) throws -> String {
+            do {
+                try TokenRefresher.checkTokenResponse(try response(status), data: Data(body.utf8))
+                return "ok"
+            } catch let rejected as TokenRefresher.RefreshRejected {
+                return "rejected \(rejected.oauthError ?? "-") \(rejected.response?.statusCode ?? 0)"
+            } catch let error as NetworkAgentError {
+                return "\(error.code) \(error.urlErrorCode.map { "\($0.rawValue)" } ?? "-") \(error.statusCode ?? 0)"
+            }
+        }
+        let badServerResponse = URLError.Code.badServerResponse.rawValue
+        #expect(try outcome(200, #"{"access_token":"a"}"#) == "ok")
+        #expect(
+            try outcome(400, #"{"error":"invalid_grant","error_description":"revoked"}"#)
+                == "rejected invalid_grant 400"
+        )
+        #expect(try outcome(401, #"{"error":"invalid_grant"}"#) == "rejected invalid_grant 401")
+        // Not the refresh token's fault: kept, not retried.
+        #expect(try outcome(400, #"{"error":"invalid_client"}"#) == "unacceptable_status - 400")
+        #expect(try outcome(401, "") == "unacceptable_status - 401")
+        #expect(try outcome(403, #"{"error":"invalid_grant"}"#) == "unacceptable_status - 403")
+        #expect(try outcome(400, #"["invalid_grant"]"#) == "unacceptable_status - 400")
+        // Transient: a transport error with URLError.badServerResponse, which the retry plugin retries.
+        for status in [408, 429, 500, 502, 503, 504] {
+            #expect(try outcome(status, "<html>down</html>") == "transport \(badServerResponse) \(status)")
+        }
+        let notHTTP = URLResponse(
+            url: try #require(URL(string: "https://h/")),
+            mimeType: nil,
+            expectedContentLength: 0,
+            textEncodingName: nil
+        )
+        let error = #expect(throws: NetworkAgentError.self) {
+            try TokenRefresher.checkTokenResponse(notHTTP, data: Data())
+        }
+        #expect(error?.code == .invalidResponse)
+    }
 }

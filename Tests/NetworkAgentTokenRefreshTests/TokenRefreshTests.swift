@@ -124,7 +124,11 @@ import FoundationNetworking
         let failures = errors.compactMap { $0 as? TokenRefresher.Error }
         #expect(failures.count == 10)
         #expect(failures.allSatisfy { $0.code == .sessionExpired })
-        let causes = Set(failures.compactMap { ($0.underlying as? RefreshRejected)?.id })
+        // The token endpoint's `400 invalid_grant` ends the session. The one rejection carries the one response.
+        let rejections = failures.compactMap { $0.underlying as? TokenRefresher.RefreshRejected }
+        #expect(rejections.count == 10)
+        #expect(rejections.allSatisfy { $0.oauthError == "invalid_grant" && $0.response?.statusCode == 400 })
+        let causes = Set(rejections.compactMap { $0.response.map(ObjectIdentifier.init) })
         #expect(causes.count == 1, "every waiter got the one error of the one refresh")
         #expect(log.named("refresh_failed").map { $0.attributes["error"] } == ["RefreshRejected"])
         #expect(try await waitUntil { hook.calls.count == 1 })
@@ -135,7 +139,9 @@ import FoundationNetworking
         let later = await #expect(throws: TokenRefresher.Error.self) {
             try await provider.request(endpoint: endpoint)
         }
-        #expect((later?.underlying as? RefreshRejected)?.id == causes.first)
+        #expect(
+            (later?.underlying as? TokenRefresher.RefreshRejected)?.response.map(ObjectIdentifier.init) == causes.first
+        )
         #expect(server.requests.count == sentBefore)
         #expect(hook.calls.count == 1)
 

@@ -64,6 +64,58 @@ struct PokedexRun {
         #expect(run.error == "pokedex: no pokemon named \"missingno\"\n")
     }
 
+    @Test(
+        "17.18 a pokemon the offline mirror does not hold says it has the first 151 and names the live API",
+        arguments: [["show", "152"], ["show", "pichu"], ["show", "0"], ["--offline", "show", "152"]]
+    )
+    func beyondTheMirrorSaysSoInOneLine(arguments: [String]) async throws {
+        let run = try await run(arguments)
+        #expect(run.status == 1)
+        #expect(run.output.isEmpty)
+        #expect(run.error.split(separator: "\n").count == 1, "\(run.error)")
+        #expect(run.error.contains("offline mirror holds only the first 151 pokemon"), "\(run.error)")
+        #expect(run.error.contains("--base-url https://pokeapi.co/api/v2"), "\(run.error)")
+        #expect(!run.error.contains("no pokemon named"))
+    }
+
+    @Test("17.18 offline, a name beyond Generation I says the mirror holds the first 151, not run sync")
+    func offlineNameBeyondTheMirror() async throws {
+        let search = try await run(["search", "pichu"])  // caches the full name index
+        #expect(search.status == 0)
+        let run = try await run(["--offline", "show", "pichu"])
+        #expect(run.status == 1)
+        #expect(run.error.contains("offline mirror holds only the first 151 pokemon"), "\(run.error)")
+        #expect(!run.error.contains("pokedex sync"))
+    }
+
+    @Test("17.18 --verbose and the output name the mirror by one host throughout")
+    func verboseNamesTheMirrorByOneHost() async throws {
+        for arguments in [["--verbose", "show", "25"], ["--verbose", "list", "--limit", "3", "--offset", "3"]] {
+            let run = try await run(arguments)
+            #expect(run.status == 0, "\(run.error)")
+            let hosts = Self.urlOrigins(in: run.error)
+            #expect(run.error.contains("<-- 200 GET http://pokeapi.mirror/api/v2/"), "\(run.error)")
+            #expect(hosts == ["http://pokeapi.mirror"], "\(run.error)")
+        }
+        // The mirror's payloads link to the same origin: what `--json` prints, and what the cache keeps.
+        let json = try await run(["--json", "show", "25"])
+        #expect(json.status == 0)
+        #expect(Self.urlOrigins(in: json.output) == ["http://pokeapi.mirror"], "\(json.output.prefix(400))")
+    }
+
+    /// The distinct `scheme://host[:port]` of every http(s) URL in a text.
+    static func urlOrigins(in text: String) -> Set<String> {
+        var origins: Set<String> = []
+        var rest = Substring(text)
+        while let start = rest.range(of: "http://") ?? rest.range(of: "https://") {
+            let url = rest[start.lowerBound...].prefix { !$0.isWhitespace && $0 != "\"" }
+            let afterScheme = url[start.upperBound...]
+            origins.insert(String(url[..<start.upperBound]) + afterScheme.prefix { $0 != "/" && $0 != "?" })
+            rest = rest[start.upperBound...]
+        }
+        return origins
+    }
+
     @Test(arguments: [
         ["--bogus", "list"], ["list", "--limit", "zero"], ["fly"], [], ["--base-url", "ftp://x", "list"],
     ])

@@ -25,6 +25,9 @@ public final class PokeAPIMirror: Sendable {
         public var tokenLifetime: Duration = .seconds(30)
         /// The seed of the chaos dice, for reproducible runs.
         public var seed: UInt64 = 0x5EED
+        /// The origin the mirror's absolute URLs name (`next`, `previous`, every resource's `url`), e.g.
+        /// `http://pokeapi.mirror`; `nil` names the host each request was sent to (its `Host` header).
+        public var origin: URL?
 
         /// Default options: no chaos, no auth.
         public init() {}
@@ -122,7 +125,8 @@ final class MirrorState: Sendable {
         var path = request.path.split(separator: "/").map(String.init)
         guard path.count >= 2, path[0] == "api", path[1] == "v2" else { return notFound() }
         path.removeFirst(2)
-        // Chaos spares the token endpoint: a failed refresh would end the session, which is not what it demonstrates.
+        // Chaos spares the token endpoint: the first token is fetched before the retry plugin can help, and a refresh
+        // that failed would fail the requests waiting for it (the session survives; the retry plugin tries again).
         if path == ["token"], request.method == "POST" { return issueToken() }
         if let chaos = chaos() { return chaos }
         if options.requiresAuth, !isAuthorized(request) {
@@ -135,7 +139,7 @@ final class MirrorState: Sendable {
         guard request.method == "GET" || request.method == "HEAD" else {
             return .text("method not allowed", status: 405)
         }
-        let origin = "http://\(request.header("Host") ?? "127.0.0.1")"
+        let origin = options.origin.map(Self.originText) ?? "http://\(request.header("Host") ?? "127.0.0.1")"
         switch path.count {
         case 1 where path[0] == "pokemon":
             return represent(listPage(request, origin: origin), for: request, origin: origin)
@@ -149,6 +153,13 @@ final class MirrorState: Sendable {
         default:
             return notFound()
         }
+    }
+
+    /// `scheme://host[:port]` of a URL, without a trailing slash.
+    private static func originText(_ url: URL) -> String {
+        var text = "\(url.scheme ?? "http")://\(url.host ?? "127.0.0.1")"
+        if let port = url.port { text += ":\(port)" }
+        return text
     }
 
     private func notFound() -> ServerResponse {

@@ -32,8 +32,12 @@ public enum PokedexCLI {
         }
     }
 
-    static func mirrorOptions(_ options: PokedexOptions) -> PokeAPIMirror.Options {
+    /// The mirror's settings from the command line. In-process, its links name the stable origin the client uses
+    /// (``MirrorRoutingTransport/mirrorOrigin``), so logs, output and cache show one host; `serve` names whatever
+    /// host its clients asked for.
+    static func mirrorOptions(_ options: PokedexOptions, inProcess: Bool) -> PokeAPIMirror.Options {
         var mirror = PokeAPIMirror.Options()
+        if inProcess { mirror.origin = MirrorRoutingTransport.mirrorOrigin }
         mirror.chaosRate = options.chaosRate
         mirror.requiresAuth = options.auth
         mirror.tokenLifetime = .milliseconds(Int64(options.tokenLifetime * 1000))
@@ -49,7 +53,7 @@ public enum PokedexCLI {
             Terminal.output("pokedex \(version) (NetworkAgent \(NetworkAgentConfiguration.libraryVersion))")
             return
         case .serve(let port):
-            let mirror = try PokeAPIMirror(port: port, options: mirrorOptions(options))
+            let mirror = try PokeAPIMirror(port: port, options: mirrorOptions(options, inProcess: false))
             Terminal.output("PokeAPI mirror on \(mirror.baseURL.absoluteString) (Ctrl-C to stop)")
             while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
             return
@@ -61,7 +65,7 @@ public enum PokedexCLI {
         // cache filled by one run serves the next, whatever port the mirror gets.
         var mirror: PokeAPIMirror?
         if options.baseURL == nil, !options.offline {
-            mirror = try PokeAPIMirror(options: mirrorOptions(options))
+            mirror = try PokeAPIMirror(options: mirrorOptions(options, inProcess: true))
         }
         defer { mirror?.stop() }
         let baseURL = options.baseURL ?? MirrorRoutingTransport.mirrorOrigin.appendingPathComponent("api/v2")
@@ -76,7 +80,7 @@ public enum PokedexCLI {
         let repository = PokedexRepository(provider: client.provider, baseURL: baseURL, offline: options.offline)
         let renderer = Renderer(terminal: terminal)
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.keyEncodingStrategy = .convertToSnakeCase
 
         switch options.command {
@@ -87,7 +91,12 @@ public enum PokedexCLI {
                     ? String(decoding: try encoder.encode(page), as: UTF8.self) : renderer.list(page, offset: offset)
             )
         case .show(let name):
-            let pokemon = try await pokemon(name, repository: repository, offline: options.offline)
+            let pokemon = try await pokemon(
+                name,
+                repository: repository,
+                offline: options.offline,
+                mirror: options.baseURL == nil
+            )
             let species = try? await repository.species(pokemon.species.name)
             Terminal.output(
                 options.json
@@ -164,7 +173,40 @@ public enum PokedexCLI {
     }
 
     /// A pokemon by name, or by id — offline, an id is looked up in the cached Generation I list.
-    static func pokemon(_ name: String, repository: PokedexRepository, offline: Bool) async throws -> Pokemon {
+    ///
+    /// From the built-in mirror (`mirror`: no `--base-url`), a pokemon beyond Generation I — an id outside 1...151,
+    /// or a name the full index (what `search` shows) numbers above 151 — fails with
+    /// ``PokedexError/notInMirror(_:)``, which says so and names the live API, rather than "no pokemon named" (or,
+    /// offline, "run `pokedex sync`", which would not fetch it either).
+    static func pokemon(
+        _ name: String,
+        repository: PokedexRepository,
+        offline: Bool,
+        mirror: Bool
+    ) async throws -> Pokemon {
+        if mirror, let id = Int(name), !(1...generationOne.limit).contains(id) { throw PokedexError.notInMirror(name) }
+        do {
+            return try await fetchPokemon(name, repository: repository, offline: offline)
+        } catch let error as PokedexError where mirror {
+            // Not found online, or not cached offline: beyond Generation I if the full name index (when it can be
+            // had) gives it a higher id.
+            switch error {
+            case .notFound(kind: "pokemon", _), .notCached:
+                let index = (try? await repository.allNames()) ?? []
+                let id = index.first { $0.name == name.lowercased() }?.id
+                if let id, !(1...generationOne.limit).contains(id) { throw PokedexError.notInMirror(name) }
+                throw error
+            default:
+                throw error
+            }
+        }
+    }
+
+    private static func fetchPokemon(
+        _ name: String,
+        repository: PokedexRepository,
+        offline: Bool
+    ) async throws -> Pokemon {
         guard offline, let id = Int(name) else { return try await repository.pokemon(name) }
         let list = try await repository.list(limit: generationOne.limit, offset: generationOne.offset)
         guard let match = list.results.first(where: { $0.id == id }) else {

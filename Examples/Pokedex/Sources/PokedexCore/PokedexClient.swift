@@ -57,8 +57,14 @@ public struct PokedexClient: Sendable {
         }
         plugins.append(.retry(Self.retryPolicy))
         if options.auth {
+            let first: AuthToken
+            do {
+                first = try await Self.fetchToken(agent: agent, baseURL: baseURL)
+            } catch let error as NetworkAgentError {
+                throw PokedexError.unreachable(error.message)
+            }
             let refresher = TokenRefresher(
-                token: try await Self.fetchToken(agent: agent, baseURL: baseURL),
+                token: first,
                 refreshMargin: .milliseconds(50),
                 maximumRefreshes: 20,
                 refreshWindow: .seconds(10),
@@ -106,10 +112,12 @@ public struct PokedexClient: Sendable {
     }
 
     /// Fetches a token from the API's `/token` endpoint through the agent's side-request path (no chain).
+    ///
+    /// `checkTokenResponse` tells the refresher what a failure means: `invalid_grant` ends the session, a `5xx` or
+    /// a timeout only fails the requests waiting for this refresh (the retry plugin tries them again).
     static func fetchToken(agent: NetworkAgent, baseURL: URL) async throws -> AuthToken {
         let (data, response) = try await agent.request(PokeAPI(baseURL: baseURL, route: .token))
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        guard status == 200 else { throw PokedexError.unreachable("the token endpoint answered \(status)") }
+        try TokenRefresher.checkTokenResponse(response, data: data)
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         let token = try decoder.decode(TokenResponse.self, from: data)
