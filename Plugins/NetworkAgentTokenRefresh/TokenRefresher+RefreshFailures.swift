@@ -1,4 +1,9 @@
+import Foundation
 import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 extension TokenRefresher {
     /// Thrown by a refresh call to say that the refresh was refused for good, so the session is over.
