@@ -397,16 +397,21 @@ struct LoopbackServerTests {
 
     @Test("64 concurrent requests are all answered")
     func sixtyFourConcurrentRequests() async throws {
-        // The first requests' handlers wait until this many are running at once (or 5 s pass): a server that ran
+        // The first `together` handlers wait until that many are running at once (or 5 s pass): a server that ran
         // handlers one at a time would never get there, however fast or slow the machine, and a concurrent one
         // gets there as soon as the connections are open. No duration decides the outcome.
         let together = 9
         let gauge = Gauge()
+        let arrivals = Locked(0)
         let server = try LoopbackServer { request in
             gauge.enter()
             defer { gauge.leave() }
+            let arrival = arrivals.withLock { count in
+                count += 1
+                return count
+            }
             let deadline = ContinuousClock.now.advanced(by: .seconds(5))
-            while gauge.peak < together && ContinuousClock.now < deadline {
+            while arrival <= together && gauge.peak < together && ContinuousClock.now < deadline {
                 usleep(1_000)
             }
             return .text(request.path)
