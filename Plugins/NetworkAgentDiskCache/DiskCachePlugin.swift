@@ -80,7 +80,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
     ///   - durability: What a completed write survives, when this plugin opens the store. Defaults to
     ///     ``DiskStore/Durability/processCrash``.
     ///   - configuration: How the plugin behaves.
-    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another process, or a
+    /// - Throws: ``DiskCachePlugin/Error`` with ``DiskCachePlugin/Error/Code/directoryLocked`` when another process, or a
     ///   ``DiskStore`` created directly in this one, holds the directory. An unusable directory does not throw: the
     ///   cache then misses and reports `cache.error` events.
     public init(
@@ -88,7 +88,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         maximumBytes: Int = DiskStore.defaultMaximumBytes,
         durability: DiskStore.Durability = .processCrash,
         configuration: Configuration = Configuration()
-    ) throws(DiskCacheError) {
+    ) throws(DiskCachePlugin.Error) {
         let store = try DiskStoreRegistry.store(
             directory: directory,
             maximumBytes: maximumBytes,
@@ -224,8 +224,8 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
     }
 
     /// Reports a storage failure as a `cache.error` event.
-    func recordError(_ error: any Error, phase: String? = nil) {
-        var attributes = ["reason": (error as? DiskCacheError)?.code.description ?? "store_failed"]
+    func recordError(_ error: any Swift.Error, phase: String? = nil) {
+        var attributes = ["reason": (error as? DiskCachePlugin.Error)?.code.description ?? "store_failed"]
         if let phase { attributes["phase"] = phase }
         state.record("error", attributes)
     }
@@ -242,14 +242,14 @@ extension NetworkAgentPlugin where Self == DiskCachePlugin {
     ///     ``DiskStore/Durability/processCrash``.
     ///   - configuration: How the plugin behaves.
     /// - Returns: A ``DiskCachePlugin``.
-    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another process, or a
+    /// - Throws: ``DiskCachePlugin/Error`` with ``DiskCachePlugin/Error/Code/directoryLocked`` when another process, or a
     ///   ``DiskStore`` created directly in this one, holds the directory.
     public static func diskCache(
         directory: URL = DiskStore.defaultDirectory,
         maximumBytes: Int = DiskStore.defaultMaximumBytes,
         durability: DiskStore.Durability = .processCrash,
         configuration: DiskCachePlugin.Configuration = DiskCachePlugin.Configuration()
-    ) throws(DiskCacheError) -> DiskCachePlugin {
+    ) throws(DiskCachePlugin.Error) -> DiskCachePlugin {
         try DiskCachePlugin(
             directory: directory,
             maximumBytes: maximumBytes,

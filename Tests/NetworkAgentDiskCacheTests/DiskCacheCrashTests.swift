@@ -86,7 +86,7 @@ import FoundationNetworking
                 sync: round % 2 == 1
             )
             // While the writer holds the directory, a second store is refused — across processes too.
-            let refusal = #expect(throws: DiskCacheError.self) { try DiskStore(directory: directory.url) }
+            let refusal = #expect(throws: DiskCachePlugin.Error.self) { try DiskStore(directory: directory.url) }
             #expect(refusal?.code == .directoryLocked)
             #expect(refusal?.message.contains("process \(writer.processIdentifier)") == true)
             // Kill it at a random moment of its write loop (it writes some hundred entries per millisecond batch).
@@ -115,7 +115,7 @@ import FoundationNetworking
                     guard let entry = try store.entry(for: Self.key(slot: slot)) else { continue }
                     #expect(Self.isWhole(entry, slot: slot), "round \(round) slot \(slot)")
                     found += 1
-                } catch let error as DiskCacheError {
+                } catch let error as DiskCachePlugin.Error {
                     Issue.record("round \(round) slot \(slot): \(error)")
                 }
             }
