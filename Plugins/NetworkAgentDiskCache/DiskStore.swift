@@ -364,7 +364,11 @@ public final class DiskStore: ResponseStore {
                     systemErrorNumber: code
                 )
             }
-            throw DiskCachePlugin.Error(.unavailable, "cannot lock \(path): \(FileIO.describe(code))", systemErrorNumber: code)
+            throw DiskCachePlugin.Error(
+                .unavailable,
+                "cannot lock \(path): \(FileIO.describe(code))",
+                systemErrorNumber: code
+            )
         }
         let pid = Data("\(getpid())\n".utf8)
         if ftruncate(descriptor, 0) == 0 {

@@ -272,7 +272,8 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
     }
 
     /// Detects the format if needed, then inflates `bytes`.
-    private mutating func consume(_ bytes: UnsafeRawBufferPointer, into output: inout OutputBuffer) -> GzipPlugin.Error? {
+    private mutating func consume(_ bytes: UnsafeRawBufferPointer, into output: inout OutputBuffer) -> GzipPlugin.Error?
+    {
         if activeFormat == nil {
             var format = requestedFormat
             if format == .automatic {
@@ -319,7 +320,11 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
         }
         let status = zlibInitialized ? inflateReset2(stream, windowBits) : CZlib_inflateInit2(stream, windowBits)
         guard status == Z_OK else {
-            return GzipPlugin.Error.zlib(status, stream: stream, operation: zlibInitialized ? "inflateReset2" : "inflateInit2")
+            return GzipPlugin.Error.zlib(
+                status,
+                stream: stream,
+                operation: zlibInitialized ? "inflateReset2" : "inflateInit2"
+            )
         }
         zlibInitialized = true
         activeFormat = format
@@ -329,7 +334,8 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
     /// Runs `inflate` over `bytes` until they are consumed and all resulting output is written.
     ///
     /// `bytes` is only used inside this call, so zlib never keeps a pointer into a buffer that may go away.
-    private mutating func inflate(_ bytes: UnsafeRawBufferPointer, into output: inout OutputBuffer) -> GzipPlugin.Error? {
+    private mutating func inflate(_ bytes: UnsafeRawBufferPointer, into output: inout OutputBuffer) -> GzipPlugin.Error?
+    {
         var cursor = bytes.baseAddress
         var remaining = bytes.count
         while remaining > 0 {
@@ -352,67 +358,15 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
                 guard stream.pointee.avail_in > 0 else {
                     return nil
                 }
-                guard activeFormat == .gzip else {
-                    return GzipPlugin.Error(
-                        code: .corruptData,
-                        message: "unexpected data after the end of the compressed stream"
-                    )
+                if let error = startNextMember() {
+                    return error
                 }
-                // Another gzip member follows: decode it into the same output.
-                inflateReset(stream)
-                streamEnded = false
             }
-            let room = limits.maximumOutputBytes - totalOut
-            // One byte past the limit is enough to know it was exceeded.
-            let step = room < Self.maximumStep ? room + 1 : Self.maximumStep
-            let space: UnsafeMutableRawBufferPointer
-            do {
-                space = try output.freeSpace(
-                    atLeast: min(step, Self.minimumFreeOutput),
-                    limit: room == .max ? .max : room + 1
-                )
-            } catch {
+            if let error = inflateOnce(into: &output) {
                 return error
             }
-            let offered = min(space.count, step)
-            CZlib_setOutput(stream, space.baseAddress, UInt32(offered))
-            let availableBefore = Int(stream.pointee.avail_in)
-            let status = CZlib.inflate(stream, Z_NO_FLUSH)
-            let produced = offered - Int(stream.pointee.avail_out)
-            output.didWrite(produced)
-            totalOut += produced
-            totalIn += availableBefore - Int(stream.pointee.avail_in)
-            switch status {
-            case Z_OK, Z_BUF_ERROR:
-                // Z_BUF_ERROR only means no progress was possible; the checks below decide what happens next.
-                break
-            case Z_STREAM_END:
-                streamEnded = true
-            case Z_NEED_DICT:
-                return GzipPlugin.Error(
-                    code: .corruptData,
-                    message: "the zlib stream needs a preset dictionary",
-                    zlibStatus: Int(status)
-                )
-            case Z_DATA_ERROR:
-                return dataError(status)
-            default:
-                return GzipPlugin.Error.zlib(status, stream: stream, operation: "inflate")
-            }
-            if totalOut > limits.maximumOutputBytes {
-                return GzipPlugin.Error(
-                    code: .outputLimitExceeded,
-                    message: "decompressed output exceeds the limit of \(limits.maximumOutputBytes) bytes"
-                )
-            }
-            if totalOut > limits.ratioCheckThreshold
-                && Double(totalOut) > limits.maximumRatio * Double(max(totalIn, 1))
-            {
-                return GzipPlugin.Error(
-                    code: .ratioLimitExceeded,
-                    message: "\(totalIn) compressed bytes expanded to \(totalOut) bytes, "
-                        + "past the limit of \(limits.maximumRatio):1"
-                )
+            if let error = limitError() {
+                return error
             }
             // zlib stops either for lack of output space (loop again) or, with space left, for lack of input.
             if !streamEnded && stream.pointee.avail_out != 0 {
@@ -421,12 +375,94 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
         }
     }
 
+    /// Input is left after the end of the compressed stream: resets zlib to decode the next gzip member into the
+    /// same output, or, for zlib and raw deflate, which have one stream only, returns the error.
+    private mutating func startNextMember() -> GzipPlugin.Error? {
+        guard activeFormat == .gzip else {
+            return GzipPlugin.Error(
+                code: .corruptData,
+                message: "unexpected data after the end of the compressed stream"
+            )
+        }
+        inflateReset(stream)
+        streamEnded = false
+        return nil
+    }
+
+    /// Calls `inflate` once into fresh output space (at most one byte past the output limit), counts the bytes it
+    /// consumed and produced, and turns a failing zlib status into the error.
+    private mutating func inflateOnce(into output: inout OutputBuffer) -> GzipPlugin.Error? {
+        let room = limits.maximumOutputBytes - totalOut
+        // One byte past the limit is enough to know it was exceeded.
+        let step = room < Self.maximumStep ? room + 1 : Self.maximumStep
+        let space: UnsafeMutableRawBufferPointer
+        do {
+            space = try output.freeSpace(
+                atLeast: min(step, Self.minimumFreeOutput),
+                limit: room == .max ? .max : room + 1
+            )
+        } catch {
+            return error
+        }
+        let offered = min(space.count, step)
+        CZlib_setOutput(stream, space.baseAddress, UInt32(offered))
+        let availableBefore = Int(stream.pointee.avail_in)
+        let status = CZlib.inflate(stream, Z_NO_FLUSH)
+        let produced = offered - Int(stream.pointee.avail_out)
+        output.didWrite(produced)
+        totalOut += produced
+        totalIn += availableBefore - Int(stream.pointee.avail_in)
+        switch status {
+        case Z_OK, Z_BUF_ERROR:
+            // Z_BUF_ERROR only means no progress was possible; the checks after this call decide what happens next.
+            return nil
+        case Z_STREAM_END:
+            streamEnded = true
+            return nil
+        case Z_NEED_DICT:
+            return GzipPlugin.Error(
+                code: .corruptData,
+                message: "the zlib stream needs a preset dictionary",
+                zlibStatus: Int(status)
+            )
+        case Z_DATA_ERROR:
+            return dataError(status)
+        default:
+            return GzipPlugin.Error.zlib(status, stream: stream, operation: "inflate")
+        }
+    }
+
+    /// The error for output past ``Limits/maximumOutputBytes`` or an expansion past ``Limits/maximumRatio``, if
+    /// either limit is exceeded so far.
+    private func limitError() -> GzipPlugin.Error? {
+        if totalOut > limits.maximumOutputBytes {
+            return GzipPlugin.Error(
+                code: .outputLimitExceeded,
+                message: "decompressed output exceeds the limit of \(limits.maximumOutputBytes) bytes"
+            )
+        }
+        if totalOut > limits.ratioCheckThreshold
+            && Double(totalOut) > limits.maximumRatio * Double(max(totalIn, 1))
+        {
+            return GzipPlugin.Error(
+                code: .ratioLimitExceeded,
+                message: "\(totalIn) compressed bytes expanded to \(totalOut) bytes, "
+                    + "past the limit of \(limits.maximumRatio):1"
+            )
+        }
+        return nil
+    }
+
     /// Classifies a Z_DATA_ERROR: a wrong trailer checksum or length, or otherwise corrupt data.
     private func dataError(_ status: Int32) -> GzipPlugin.Error {
         let message = stream.pointee.msg.map { String(cString: $0) } ?? "invalid compressed data"
         // zlib's wording for trailer mismatches: "incorrect data check" (CRC-32 or Adler-32) and
         // "incorrect length check" (gzip ISIZE).
         let isTrailer = message.contains("incorrect data check") || message.contains("incorrect length check")
-        return GzipPlugin.Error(code: isTrailer ? .checksumMismatch : .corruptData, message: message, zlibStatus: Int(status))
+        return GzipPlugin.Error(
+            code: isTrailer ? .checksumMismatch : .corruptData,
+            message: message,
+            zlibStatus: Int(status)
+        )
     }
 }

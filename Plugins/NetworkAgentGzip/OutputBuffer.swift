@@ -39,8 +39,10 @@ struct OutputBuffer: ~Copyable {
     ///   - limit: The most free space worth having (for example the bytes left under an output limit); growth
     ///     never goes past `count + max(minimum, limit)`.
     /// - Throws: ``GzipPlugin/Error/Code/zlibFailure`` when memory cannot be allocated.
-    mutating func freeSpace(atLeast minimum: Int, limit: Int = .max) throws(GzipPlugin.Error) -> UnsafeMutableRawBufferPointer
-    {
+    mutating func freeSpace(
+        atLeast minimum: Int,
+        limit: Int = .max
+    ) throws(GzipPlugin.Error) -> UnsafeMutableRawBufferPointer {
         if capacity - count < minimum || base == nil {
             let needed = count + minimum
             let doubled = capacity <= Int.max / 2 ? capacity * 2 : Int.max

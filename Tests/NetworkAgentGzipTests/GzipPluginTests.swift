@@ -426,7 +426,10 @@ struct GzipPluginTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("a corrupt compressed body fails with invalidResponse wrapping the GzipPlugin.Error", arguments: Damage.allCases)
+    @Test(
+        "a corrupt compressed body fails with invalidResponse wrapping the GzipPlugin.Error",
+        arguments: Damage.allCases
+    )
     func corruptBody(damage: Damage) async throws {
         var body = try Deflater.compress(Sample.json(count: 100_000))
         let expected: Set<GzipPlugin.Error.Code>
