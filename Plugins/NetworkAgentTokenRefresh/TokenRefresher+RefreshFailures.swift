@@ -19,9 +19,12 @@ extension TokenRefresher {
     /// again.
     ///
     /// ```swift
-    /// refresh: { agent, current in
+    /// let refresher = TokenRefresher(token: nil) { agent, current in
     ///     guard let refreshToken = current?.refreshToken else { throw TokenRefresher.RefreshRejected("signed out") }
-    ///     …
+    ///     let (data, response) = try await agent.request(Api.refresh(refreshToken))
+    ///     try TokenRefresher.checkTokenResponse(response, data: data)
+    ///     let body = try JSONDecoder().decode(TokenResponse.self, from: data)
+    ///     return .bearer(jwt: body.accessToken, refreshToken: body.refreshToken ?? refreshToken)
     /// }
     /// ```
     public struct RefreshRejected: Swift.Error, Sendable, CustomStringConvertible {
@@ -69,9 +72,12 @@ extension TokenRefresher {
     /// Call it in the refresh closure after the side request and before decoding the token:
     ///
     /// ```swift
-    /// let (data, response) = try await agent.request(Api.refresh(refreshToken: current?.refreshToken ?? ""))
-    /// try TokenRefresher.checkTokenResponse(response, data: data)
-    /// let body = try JSONDecoder().decode(TokenResponse.self, from: data)
+    /// func refreshedToken(agent: NetworkAgent, refreshToken: String) async throws -> AuthToken {
+    ///     let (data, response) = try await agent.request(Api.refresh(refreshToken))
+    ///     try TokenRefresher.checkTokenResponse(response, data: data)  // throws RefreshRejected on invalid_grant
+    ///     let body = try JSONDecoder().decode(TokenResponse.self, from: data)
+    ///     return .bearer(jwt: body.accessToken, refreshToken: body.refreshToken ?? refreshToken)
+    /// }
     /// ```
     ///
     /// - Parameters:

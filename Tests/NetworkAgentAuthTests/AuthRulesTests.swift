@@ -55,8 +55,14 @@ import FoundationNetworking
 
     @Test(arguments: ["http://127.0.0.1.example.com", "http://10.0.0.1", "http://localhost.example.com"])
     func lookAlikesAreNotLoopback(base: String) async throws {
-        let (_, result) = try await run(.auth(.bearer("t")), base: base)
-        #expect((try? result.get()) == nil)
+        let (stub, result) = try await run(.auth(.bearer("t")), base: base)
+        guard case .failure(let error) = result else {
+            Issue.record("the credential went over plain HTTP to \(base)")
+            return
+        }
+        let authError = try #require(error as? AuthPlugin.Error, "\(error)")
+        #expect(authError.code == .insecureTransport)
+        #expect(stub.requests.isEmpty)
     }
 
     @Test func withoutACredentialPlainHTTPIsNotAnError() async throws {

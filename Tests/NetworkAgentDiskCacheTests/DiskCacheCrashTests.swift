@@ -16,7 +16,32 @@ import FoundationNetworking
 
 /// A process killed with SIGKILL at random moments while writing entries leaves a cache that opens, serves only
 /// whole entries, and keeps working.
+///
+/// The kill moments come from a seeded generator. Every failure message names the seed; to replay its kill
+/// moments, run `NETWORKAGENT_CRASH_SEED=<seed> swift test --filter DiskCacheCrashTests`. (The writer's scheduling
+/// still varies from run to run, so a replay repeats the moments, not necessarily the exact interleaving.)
 @Suite struct DiskCacheCrashTests {
+    /// SplitMix64: small, fast, and the same sequence for the same seed on every platform.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// The seed of the kill moments: `NETWORKAGENT_CRASH_SEED` when set (to replay a failure), random otherwise.
+    static func seed() throws -> UInt64 {
+        guard let text = ProcessInfo.processInfo.environment["NETWORKAGENT_CRASH_SEED"] else {
+            return UInt64.random(in: .min ... .max)
+        }
+        return try #require(UInt64(text), "NETWORKAGENT_CRASH_SEED must be an unsigned integer, not \(text)")
+    }
+
     static let rounds = 20
     static let slots = 64
     /// The writer's bound, which the test opens the store with too.
@@ -73,10 +98,13 @@ import FoundationNetworking
         let executable = try Self.writerExecutable()
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        var generator = SystemRandomNumberGenerator()
+        let seed = try Self.seed()
+        let replay = "replay with NETWORKAGENT_CRASH_SEED=\(seed)"
+        var generator = SeededGenerator(state: seed)
         var servedEntries = 0
 
         for round in 0..<Self.rounds {
+            let context: Comment = "round \(round); \(replay)"
             // Odd rounds sync every entry (DiskStore.Durability.powerLoss): writes then take long enough that kills
             // often land inside one, leaving a temporary file behind.
             let writer = try Self.launchWriter(
@@ -86,15 +114,17 @@ import FoundationNetworking
                 sync: round % 2 == 1
             )
             // While the writer holds the directory, a second store is refused — across processes too.
-            let refusal = #expect(throws: DiskCachePlugin.Error.self) { try DiskStore(directory: directory.url) }
-            #expect(refusal?.code == .directoryLocked)
-            #expect(refusal?.message.contains("process \(writer.processIdentifier)") == true)
+            let refusal = #expect(throws: DiskCachePlugin.Error.self, context) {
+                try DiskStore(directory: directory.url)
+            }
+            #expect(refusal?.code == .directoryLocked, context)
+            #expect(refusal?.message.contains("process \(writer.processIdentifier)") == true, context)
             // Kill it at a random moment of its write loop (it writes some hundred entries per millisecond batch).
             try await Task.sleep(for: .microseconds(Int.random(in: 200...30_000, using: &generator)))
             kill(writer.processIdentifier, SIGKILL)
             writer.waitUntilExit()
-            #expect(writer.terminationReason == .uncaughtSignal)
-            #expect(writer.terminationStatus == SIGKILL)
+            #expect(writer.terminationReason == .uncaughtSignal, context)
+            #expect(writer.terminationStatus == SIGKILL, context)
 
             // A kill inside a write leaves its temporary file behind (in about a third of the rounds, mostly the
             // syncing ones); opening the store removes it.
@@ -105,30 +135,30 @@ import FoundationNetworking
             if round % 4 == 3 { damaged = try Self.damageTwoEntries(in: directory.url) }
 
             let store = try DiskStore(directory: directory.url, maximumBytes: Self.maximumBytes)
-            #expect(store.unavailableReason == nil)
+            #expect(store.unavailableReason == nil, context)
             // Atomic renames mean the kill itself never leaves a torn entry: only the damage done above is found.
-            #expect(store.corruptEntriesDroppedAtOpen == damaged)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
+            #expect(store.corruptEntriesDroppedAtOpen == damaged, context)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty, context)
             var found = 0
             for slot in 0..<Self.slots {
                 do {
                     guard let entry = try store.entry(for: Self.key(slot: slot)) else { continue }
-                    #expect(Self.isWhole(entry, slot: slot), "round \(round) slot \(slot)")
+                    #expect(Self.isWhole(entry, slot: slot), "slot \(slot), \(context)")
                     found += 1
                 } catch let error as DiskCachePlugin.Error {
-                    Issue.record("round \(round) slot \(slot): \(error)")
+                    Issue.record("slot \(slot), \(context): \(error)")
                 }
             }
-            #expect(found == store.usage.entryCount)
-            #expect(store.usage.totalBytes <= Self.maximumBytes)
+            #expect(found == store.usage.entryCount, context)
+            #expect(store.usage.totalBytes <= Self.maximumBytes, context)
             servedEntries += found
             // And it keeps working: a new entry is stored and read back.
             let probe = EntryFactory.entry("/after-crash-\(round)")
             try store.store(probe)
-            #expect(try store.entry(for: probe.key) == probe)
+            #expect(try store.entry(for: probe.key) == probe, context)
             store.remove(probe.key)
         }
-        #expect(servedEntries > 0)
+        #expect(servedEntries > 0, "\(replay)")
 
         // Finally the directory serves a cache over the wire as usual.
         let server = try LoopbackServer { _ in .text("alive", headers: [("Cache-Control", "max-age=60")]) }

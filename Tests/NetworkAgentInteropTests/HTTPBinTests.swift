@@ -156,11 +156,15 @@ struct HTTPBinTests {
         #expect(error?.code == .timedOut)
     }
 
-    @Test(arguments: ["/gzip", "/deflate", "/brotli"])
-    func compressedResponsesArriveDecoded(path: String) async throws {
+    /// Each path and the flag httpbin sets in the JSON it compresses.
+    @Test(arguments: [("/gzip", "gzipped"), ("/deflate", "deflated"), ("/brotli", "brotli")])
+    func compressedResponsesArriveDecoded(path: String, flag: String) async throws {
         let (data, _) = try await call(PeerEndpoint(baseURL: base, path: path))
-        let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
-        #expect(object != nil, "\(path) did not decode to JSON")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            "\(path) did not decode to JSON"
+        )
+        #expect(object[flag] as? Bool == true, "\(path): \(object)")
     }
 
     @Test func streamTwentyLines() async throws {

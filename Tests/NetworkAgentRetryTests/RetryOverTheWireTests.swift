@@ -131,7 +131,9 @@ import FoundationNetworking
         let server = try Self.scriptedServer { $0 == 1 ? ServerResponse(fault: .stall) : .text("ok") }
         defer { server.stop() }
         let provider = Self.provider([.retry(clock: VirtualClock())])
-        let endpoint = RetryEndpoint(baseURL: server.baseURL, timeout: .milliseconds(300))
+        // The deadline is per attempt: the stalled first attempt uses all of it, the second must answer within it.
+        // Two seconds keeps a loaded two-core machine under Thread Sanitizer well inside, at the cost of the wait.
+        let endpoint = RetryEndpoint(baseURL: server.baseURL, timeout: .seconds(2))
         let (data, _) = try await provider.request(endpoint: endpoint)
         #expect(String(decoding: data, as: UTF8.self) == "ok")
         #expect(server.requestCount == 2)

@@ -6,7 +6,9 @@ import Testing
 ///
 /// Every fenced `swift` block must follow a marker line: `<!-- snippet: NAME -->` puts it in group NAME (the
 /// blocks of one group in one file are compiled together, in order, as a `main.swift`), and
-/// `<!-- snippet: skip -->` leaves it out (a manifest fragment, a protocol shown for reading).
+/// `<!-- snippet: skip -->` leaves it out. Only code that needs another library may be skipped: a package manifest,
+/// a block importing a module this package does not build, or the "Before:" side of a migration guide (Moya or
+/// Alamofire code); the "After:" side always compiles.
 ///
 /// The DocC examples are checked too: every `swift` block of a `///` comment under Sources/ and Plugins/ and of a
 /// `.docc` article, each on its own, after the imports of every product, beside ``docContext(for:)``, a file
@@ -91,6 +93,68 @@ import Testing
             }
         }
         return files.sorted { $0.path < $1.path }
+    }
+
+    /// The blocks marked `<!-- snippet: skip -->` in one Markdown file: their line, the last text line before the
+    /// marker, and their code.
+    static func skippedBlocks(in url: URL) throws -> [(line: Int, lead: String, code: String)] {
+        let lines = try String(contentsOf: url, encoding: .utf8).components(separatedBy: "\n")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        var skipped: [(line: Int, lead: String, code: String)] = []
+        for (index, line) in lines.enumerated() where line == "```swift" && index > 0 {
+            guard lines[index - 1] == "<!-- snippet: skip -->" else { continue }
+            let lead = lines[..<(index - 1)].last { !$0.isEmpty } ?? ""
+            let end = lines[(index + 1)...].firstIndex(of: "```") ?? lines.count
+            skipped.append((index + 1, lead, lines[(index + 1)..<end].joined(separator: "\n")))
+        }
+        return skipped
+    }
+
+    @Test func onlyCodeNeedingAnotherLibraryIsSkipped() throws {
+        let ours = try FileManager.default.contentsOfDirectory(atPath: Self.modulesDirectory().path)
+            .filter { $0.hasSuffix(".swiftmodule") }.map { String($0.dropLast(".swiftmodule".count)) }
+        #expect(ours.contains("NetworkAgent"))
+        for document in Self.documents() {
+            for block in try Self.skippedBlocks(in: document) {
+                let imports = block.code.split(separator: "\n").filter { $0.hasPrefix("import ") }
+                    .map { String($0.dropFirst("import ".count)) }
+                let needsAnotherLibrary =
+                    block.lead == "Before:" || imports.contains { !ours.contains($0) }
+                    || block.code.contains("Package.swift") || block.code.contains("PackageDescription")
+                #expect(
+                    needsAnotherLibrary,
+                    """
+                    \(document.lastPathComponent):\(block.line) is skipped but needs no other library: give it a \
+                    snippet group so that it compiles
+                    """
+                )
+            }
+        }
+    }
+
+    @Test func everyMigrationExampleHasItsAfterSideCompiled() throws {
+        for guide in ["MigratingFromMoya.md", "MigratingFromAlamofire.md"] {
+            let url = Self.packageRoot.appendingPathComponent("Docs").appendingPathComponent(guide)
+            let text = try String(contentsOf: url, encoding: .utf8)
+            let befores = text.components(separatedBy: "\nBefore:\n").count - 1
+            let afters = text.components(separatedBy: "\nAfter:\n\n<!-- snippet: ").count - 1
+            let skippedAfters = text.components(separatedBy: "\nAfter:\n\n<!-- snippet: skip -->").count - 1
+            #expect(befores > 0, "\(guide) has no Before: examples")
+            #expect(afters == befores, "\(guide): \(befores) Before: examples but \(afters) marked After: blocks")
+            #expect(skippedAfters == 0, "\(guide): an After: block is skipped")
+            #expect(Self.allSnippets.contains { $0.file == guide }, "\(guide) has no compiled snippet")
+        }
+    }
+
+    @Test func everySwiftBlockIsMarked() throws {
+        for document in Self.documents() {
+            let unmarked = try Self.snippets(in: document).unmarked
+            #expect(
+                unmarked.isEmpty,
+                "\(document.lastPathComponent): swift blocks without a snippet marker at lines \(unmarked)"
+            )
+        }
+        #expect(Self.allSnippets.contains { $0.file == "README.md" && $0.group == "quickstart" })
     }
 
     /// The `swift` blocks of one file's `///` comments (a `.swift` file) or of one DocC article (a `.md` file), one

@@ -74,11 +74,17 @@ import FoundationNetworking
         }
         let transport = URLSessionTransport()
         let agent = NetworkAgent(transport: transport)
-        for path in ["/", "/stall"] {
-            for _ in 0..<10 {
-                _ = try? await agent.request(
-                    TestEndpoint(baseURL: server.baseURL, path: path, timeout: .milliseconds(300))
-                )
+        // A reset fails at once (its deadline is only a backstop, long enough for a loaded machine); a stall
+        // fails at its deadline. Each must fail, and with its own error.
+        let cases: [(path: String, timeout: Duration, code: NetworkAgentError.Code)] = [
+            ("/", .seconds(30), .transport), ("/stall", .milliseconds(300), .timedOut),
+        ]
+        for (path, timeout, code) in cases {
+            for attempt in 0..<10 {
+                let error = await #expect(throws: NetworkAgentError.self, "\(path) #\(attempt)") {
+                    try await agent.request(TestEndpoint(baseURL: server.baseURL, path: path, timeout: timeout))
+                }
+                #expect(error?.code == code, "\(path) #\(attempt): \(String(describing: error))")
             }
         }
         #expect(transport.activeTaskCount == 0)

@@ -225,7 +225,10 @@ struct Reading: Codable, Equatable, Sendable {
         #expect(received == received.sorted())
         #expect(received.last == size)
         #expect(progress.last?.totalBytesExpectedToReceive == size)
-        #expect(Set(received).count > 2)
+        // Reported while the body arrives, not only at its end: libcurl hands the body over in pieces of at most
+        // its receive buffer (16 KiB by default), far less than 8 MiB, so a value in between is reported however
+        // fast or slow the machine is.
+        #expect(received.contains { $0 > 0 && $0 < size }, "download progress: \(Set(received).sorted())")
     }
 
     @Test func streamProgressCountsBytesAsTheyArrive() async throws {

@@ -129,7 +129,11 @@ extension HTTPURLResponse {
         let server = try LoopbackServer { request in
             request.path == "/slow" ? ServerResponse(status: 200, delay: .seconds(3)) : .text("fast")
         }
-        let (data, _) = try await send(endpoint(server, "/fast", timeout: .milliseconds(500)))
+        // A sub-second deadline must not be rounded down to nothing. The connection is opened first so that the
+        // timed request is a keep-alive exchange of a few milliseconds; 900 ms is still sub-second and leaves room
+        // for a loaded two-core machine under Thread Sanitizer.
+        _ = try await send(endpoint(server, "/fast"))
+        let (data, _) = try await send(endpoint(server, "/fast", timeout: .milliseconds(900)))
         #expect(String(decoding: data, as: UTF8.self) == "fast")
         let error = await #expect(throws: NetworkAgentError.self) {
             try await send(endpoint(server, "/slow", timeout: .milliseconds(300)))
