@@ -31,7 +31,7 @@ public func inflaterFuzzTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ size: Int
 /// The outcome of one inflation, comparable across one-shot and streaming runs.
 enum Outcome: Equatable {
     case output(Data)
-    case failure(GzipError.Code)
+    case failure(GzipPlugin.Error.Code)
 
     var isLimitFailure: Bool {
         self == .failure(.outputLimitExceeded) || self == .failure(.ratioLimitExceeded)

@@ -80,7 +80,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
     ///   - durability: What a completed write survives, when this plugin opens the store. Defaults to
     ///     ``DiskStore/Durability/processCrash``.
     ///   - configuration: How the plugin behaves.
-    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another process, or a
+    /// - Throws: ``DiskCachePlugin/Error`` with ``DiskCachePlugin/Error/Code/directoryLocked`` when another process, or a
     ///   ``DiskStore`` created directly in this one, holds the directory. An unusable directory does not throw: the
     ///   cache then misses and reports `cache.error` events.
     public init(
@@ -88,7 +88,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         maximumBytes: Int = DiskStore.defaultMaximumBytes,
         durability: DiskStore.Durability = .processCrash,
         configuration: Configuration = Configuration()
-    ) throws(DiskCacheError) {
+    ) throws(DiskCachePlugin.Error) {
         let store = try DiskStoreRegistry.store(
             directory: directory,
             maximumBytes: maximumBytes,
@@ -122,9 +122,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
     ) async throws -> (data: Data, response: URLResponse) {
         let method = (request.httpMethod ?? "GET").uppercased()
         guard method == "GET" || method == "HEAD" else {
-            let result = try await next(request)
-            if !Self.safeMethods.contains(method) { invalidate(after: request, response: result.response) }
-            return result
+            return try await forwardUncached(request, method: method, next: next)
         }
         guard !Self.bypassHeaders.contains(where: { request.value(forHTTPHeaderField: $0) != nil }),
             let key = CacheKey(request: request)
@@ -148,6 +146,18 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
             state.record("miss", ["method": method, "reason": reason])
             return try await exchange.fetch(fallback: nil)
         }
+        return try await answer(from: stored, exchange: exchange, directives: directives, method: method)
+    }
+
+    /// Answers a request that has a stored variant: from the store when the policy says it may, by validating it
+    /// with the origin, or by fetching anew (`no_validator`, or `unbuildable` when Foundation refused to rebuild the
+    /// stored response).
+    private func answer(
+        from stored: CachedEntry,
+        exchange: DiskCacheExchange,
+        directives: CacheControl,
+        method: String
+    ) async throws -> (data: Data, response: URLResponse) {
         let now = configuration.now()
         let decision = policy.decide(stored, request: directives, now: now)
         switch decision {
@@ -178,6 +188,18 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         if directives.onlyIfCached { return exchange.onlyIfCachedFailure(reason: why) }
         state.record("miss", ["method": method, "reason": why])
         return try await exchange.fetch(fallback: stored)
+    }
+
+    /// Sends a request whose method is not cached (anything but `GET` and `HEAD`) and, for an unsafe method,
+    /// invalidates the stored responses it may have changed (RFC 9111 §4.4).
+    private func forwardUncached(
+        _ request: URLRequest,
+        method: String,
+        next: NetworkAgentExchange
+    ) async throws -> (data: Data, response: URLResponse) {
+        let result = try await next(request)
+        if !Self.safeMethods.contains(method) { invalidate(after: request, response: result.response) }
+        return result
     }
 
     /// The stored variant that matches the request, and if there is none, why (`not_stored`, `vary_mismatch`,
@@ -224,8 +246,8 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
     }
 
     /// Reports a storage failure as a `cache.error` event.
-    func recordError(_ error: any Error, phase: String? = nil) {
-        var attributes = ["reason": (error as? DiskCacheError)?.code.description ?? "store_failed"]
+    func recordError(_ error: any Swift.Error, phase: String? = nil) {
+        var attributes = ["reason": (error as? DiskCachePlugin.Error)?.code.description ?? "store_failed"]
         if let phase { attributes["phase"] = phase }
         state.record("error", attributes)
     }
@@ -242,14 +264,14 @@ extension NetworkAgentPlugin where Self == DiskCachePlugin {
     ///     ``DiskStore/Durability/processCrash``.
     ///   - configuration: How the plugin behaves.
     /// - Returns: A ``DiskCachePlugin``.
-    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another process, or a
+    /// - Throws: ``DiskCachePlugin/Error`` with ``DiskCachePlugin/Error/Code/directoryLocked`` when another process, or a
     ///   ``DiskStore`` created directly in this one, holds the directory.
     public static func diskCache(
         directory: URL = DiskStore.defaultDirectory,
         maximumBytes: Int = DiskStore.defaultMaximumBytes,
         durability: DiskStore.Durability = .processCrash,
         configuration: DiskCachePlugin.Configuration = DiskCachePlugin.Configuration()
-    ) throws(DiskCacheError) -> DiskCachePlugin {
+    ) throws(DiskCachePlugin.Error) -> DiskCachePlugin {
         try DiskCachePlugin(
             directory: directory,
             maximumBytes: maximumBytes,

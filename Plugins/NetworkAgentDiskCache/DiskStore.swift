@@ -14,7 +14,7 @@ import Darwin
 ///
 /// Layout of ``directory``:
 /// - `lock` — held with `flock(LOCK_EX)` for the store's lifetime; a second store on the same directory, in this
-///   process or another, fails with ``DiskCacheError/Code/directoryLocked``. The kernel releases the lock when the
+///   process or another, fails with ``DiskCachePlugin/Error/Code/directoryLocked``. The kernel releases the lock when the
 ///   process dies, however it dies. Plugins created on a directory
 ///   (``DiskCachePlugin/init(directory:maximumBytes:durability:configuration:)``) share one store per directory
 ///   within a process instead; a store you create yourself is yours alone, so hand that same instance to every
@@ -37,7 +37,7 @@ import Darwin
 /// before the write returns, for caches that an app relies on offline, at about a millisecond per write.
 ///
 /// Failures after creation never throw out of a request: an unwritable or vanished directory or a full disk makes
-/// writes fail with ``DiskCacheError/Code/io`` (the plugin reports it as an event and carries on), and a missing
+/// writes fail with ``DiskCachePlugin/Error/Code/io`` (the plugin reports it as an event and carries on), and a missing
 /// directory is created again on the next write.
 public final class DiskStore: ResponseStore {
     /// What a completed write survives.
@@ -83,7 +83,7 @@ public final class DiskStore: ResponseStore {
         /// it goes), or as one of the stores sharing it through ``DiskStoreRegistry`` under the key `sharedAs`.
         case held(descriptor: Int32, sharedAs: String?)
         /// The directory could not be set up; the store is unusable.
-        case unavailable(DiskCacheError)
+        case unavailable(DiskCachePlugin.Error)
     }
 
     private let entriesPath: String
@@ -102,13 +102,13 @@ public final class DiskStore: ResponseStore {
     ///   - directory: The directory; created with mode 0700 if missing. Defaults to ``defaultDirectory``.
     ///   - maximumBytes: See ``maximumBytes``. Defaults to ``defaultMaximumBytes``.
     ///   - durability: See ``Durability``. Defaults to ``Durability/processCrash``.
-    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another store holds the
+    /// - Throws: ``DiskCachePlugin/Error`` with ``DiskCachePlugin/Error/Code/directoryLocked`` when another store holds the
     ///   directory.
     public convenience init(
         directory: URL = DiskStore.defaultDirectory,
         maximumBytes: Int = DiskStore.defaultMaximumBytes,
         durability: Durability = .processCrash
-    ) throws(DiskCacheError) {
+    ) throws(DiskCachePlugin.Error) {
         let lock = try Self.lock(directory)
         self.init(directory: directory, maximumBytes: maximumBytes, durability: durability, lock: lock)
     }
@@ -133,7 +133,7 @@ public final class DiskStore: ResponseStore {
             Self.emit("error", ["reason": error.code.description])
             return
         }
-        do throws(DiskCacheError) {
+        do throws(DiskCachePlugin.Error) {
             try FileIO.makeDirectory(entriesPath)
             try FileIO.makeDirectory(temporaryPath)
             unavailableReason = nil
@@ -150,7 +150,7 @@ public final class DiskStore: ResponseStore {
         corruptEntriesDroppedAtOpen = dropped
         state = Locked(State(index: index))
         for _ in 0..<dropped {
-            Self.emit("error", ["reason": DiskCacheError.Code.corruptEntry.description, "phase": "open"])
+            Self.emit("error", ["reason": DiskCachePlugin.Error.Code.corruptEntry.description, "phase": "open"])
         }
         let evicted = state.withLock { evict(&$0.index, keeping: nil) }
         if evicted.entryCount > 0 {
@@ -170,8 +170,8 @@ public final class DiskStore: ResponseStore {
 
     /// Takes a directory's lock for a store of its own.
     ///
-    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another store holds it.
-    static func lock(_ directory: URL) throws(DiskCacheError) -> Lock {
+    /// - Throws: ``DiskCachePlugin/Error`` with ``DiskCachePlugin/Error/Code/directoryLocked`` when another store holds it.
+    static func lock(_ directory: URL) throws(DiskCachePlugin.Error) -> Lock {
         do {
             return .held(descriptor: try acquireLock(directory.path), sharedAs: nil)
         } catch  where error.code == .unavailable {
@@ -195,8 +195,8 @@ public final class DiskStore: ResponseStore {
     ///
     /// - Parameter key: The entry's key.
     /// - Returns: The entry, or `nil` when none is stored (or it was evicted meanwhile).
-    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/corruptEntry`` (the entry has been deleted) or
-    ///   ``DiskCacheError/Code/io``.
+    /// - Throws: ``DiskCachePlugin/Error`` with ``DiskCachePlugin/Error/Code/corruptEntry`` (the entry has been deleted) or
+    ///   ``DiskCachePlugin/Error/Code/io``.
     public func entry(for key: CacheKey) throws -> CachedEntry? {
         let id = key.identifier
         let generation = state.withLock { state -> UInt64? in
@@ -217,7 +217,7 @@ public final class DiskStore: ResponseStore {
             return entry
         } catch {
             dropFromIndex(id: id, generation: generation, deleteFile: true)
-            throw DiskCacheError(.corruptEntry, "entry \(id) failed verification (\(error)) and was deleted")
+            throw DiskCachePlugin.Error(.corruptEntry, "entry \(id) failed verification (\(error)) and was deleted")
         }
     }
 
@@ -227,10 +227,10 @@ public final class DiskStore: ResponseStore {
     ///
     /// - Parameter entry: The entry.
     /// - Returns: What was evicted.
-    /// - Throws: ``DiskCacheError`` (``DiskCacheError/Code/io`` or ``DiskCacheError/Code/unavailable``).
+    /// - Throws: ``DiskCachePlugin/Error`` (``DiskCachePlugin/Error/Code/io`` or ``DiskCachePlugin/Error/Code/unavailable``).
     @discardableResult
     public func store(_ entry: CachedEntry) throws -> ResponseStoreUsage {
-        if let unavailableReason { throw DiskCacheError(.unavailable, unavailableReason) }
+        if let unavailableReason { throw DiskCachePlugin.Error(.unavailable, unavailableReason) }
         let data = EntryCodec.encode(entry)
         guard data.count <= maximumBytes else {
             // The newest response does not fit: at least stop serving an older one.
@@ -240,8 +240,8 @@ public final class DiskStore: ResponseStore {
         let id = entry.key.identifier
         let temporary = temporaryPath + "/" + UUID().uuidString
         try writeTemporary(temporary, data)
-        let outcome = state.withLock { state -> Result<ResponseStoreUsage, DiskCacheError> in
-            do throws(DiskCacheError) {
+        let outcome = state.withLock { state -> Result<ResponseStoreUsage, DiskCachePlugin.Error> in
+            do throws(DiskCachePlugin.Error) {
                 try FileIO.move(temporary, to: entriesPath + "/" + id)
             } catch {
                 FileIO.removeFile(temporary)
@@ -256,10 +256,10 @@ public final class DiskStore: ResponseStore {
     }
 
     /// Writes a temporary file; when its directory was removed (a cache cleaner), creates it again, once.
-    private func writeTemporary(_ path: String, _ data: Data) throws(DiskCacheError) {
+    private func writeTemporary(_ path: String, _ data: Data) throws(DiskCachePlugin.Error) {
         let sync = durability == .powerLoss
-        let firstError: DiskCacheError
-        do throws(DiskCacheError) {
+        let firstError: DiskCachePlugin.Error
+        do throws(DiskCachePlugin.Error) {
             try FileIO.writeNewFile(path, data, sync: sync)
             return
         } catch {
@@ -340,12 +340,12 @@ public final class DiskStore: ResponseStore {
     }
 
     /// Opens the lock file and takes an exclusive, non-blocking `flock` on it.
-    static func acquireLock(_ root: String) throws(DiskCacheError) -> Int32 {
+    static func acquireLock(_ root: String) throws(DiskCachePlugin.Error) -> Int32 {
         try FileIO.makeDirectory(root)
         let path = root + "/lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw DiskCacheError(
+            throw DiskCachePlugin.Error(
                 .unavailable,
                 "cannot open \(path): \(FileIO.describe(errno))",
                 systemErrorNumber: errno
@@ -357,14 +357,18 @@ public final class DiskStore: ResponseStore {
             close(descriptor)
             if code == EWOULDBLOCK || code == EAGAIN {
                 let pid = holder?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-                throw DiskCacheError(
+                throw DiskCachePlugin.Error(
                     .directoryLocked,
                     "the cache directory \(root) is in use by another DiskStore"
                         + (pid.isEmpty ? "" : " (process \(pid))") + "; give each store its own directory",
                     systemErrorNumber: code
                 )
             }
-            throw DiskCacheError(.unavailable, "cannot lock \(path): \(FileIO.describe(code))", systemErrorNumber: code)
+            throw DiskCachePlugin.Error(
+                .unavailable,
+                "cannot lock \(path): \(FileIO.describe(code))",
+                systemErrorNumber: code
+            )
         }
         let pid = Data("\(getpid())\n".utf8)
         if ftruncate(descriptor, 0) == 0 {

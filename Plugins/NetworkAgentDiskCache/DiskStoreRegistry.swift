@@ -35,17 +35,17 @@ enum DiskStoreRegistry {
     ///   - maximumBytes: The bound of a new store.
     ///   - durability: The durability of a new store.
     /// - Returns: The directory's store.
-    /// - Throws: ``DiskCacheError`` with ``DiskCacheError/Code/directoryLocked`` when another process, or a
+    /// - Throws: ``DiskCachePlugin/Error`` with ``DiskCachePlugin/Error/Code/directoryLocked`` when another process, or a
     ///   ``DiskStore`` created directly in this one, holds the directory.
     static func store(
         directory: URL,
         maximumBytes: Int,
         durability: DiskStore.Durability
-    ) throws(DiskCacheError) -> DiskStore {
+    ) throws(DiskCachePlugin.Error) -> DiskStore {
         let key = directory.standardizedFileURL.resolvingSymlinksInPath().path
         // Opening happens under the registry's lock, so that two plugins opening one directory at once cannot
         // both build a store on it.
-        return try slots.withLock { slots throws(DiskCacheError) -> DiskStore in
+        return try slots.withLock { slots throws(DiskCachePlugin.Error) -> DiskStore in
             if var slot = slots[key] {
                 if let store = slot.store { return store }
                 // The last store is being deinitialised and has not released the lock yet: take it over.

@@ -8,7 +8,7 @@ import Musl
 import Darwin
 #endif
 
-/// The few POSIX file operations the disk store needs, with `errno` turned into ``DiskCacheError``.
+/// The few POSIX file operations the disk store needs, with `errno` turned into ``DiskCachePlugin/Error``.
 ///
 /// Plain system calls rather than `FileManager` or `Data.write(to:options:.atomic)`: the store must control
 /// exactly when a file is synced, that a temporary file is created exclusively in the same directory tree as its
@@ -19,13 +19,13 @@ enum FileIO {
         "\(String(cString: strerror(code))) (errno \(code))"
     }
 
-    static func ioError(_ operation: String, _ path: String, code: Int32 = errno) -> DiskCacheError {
-        DiskCacheError(.io, "\(operation) \(path): \(describe(code))", systemErrorNumber: code)
+    static func ioError(_ operation: String, _ path: String, code: Int32 = errno) -> DiskCachePlugin.Error {
+        DiskCachePlugin.Error(.io, "\(operation) \(path): \(describe(code))", systemErrorNumber: code)
     }
 
     /// Creates a file that must not exist, writes `data` completely, optionally syncs it to the device, closes it.
     /// On any failure the partial file is removed.
-    static func writeNewFile(_ path: String, _ data: Data, sync: Bool) throws(DiskCacheError) {
+    static func writeNewFile(_ path: String, _ data: Data, sync: Bool) throws(DiskCachePlugin.Error) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw ioError("create", path) }
         var failure = data.withUnsafeBytes { buffer in writeAll(descriptor, buffer) }.map {
@@ -73,7 +73,7 @@ enum FileIO {
 
     /// Reads a whole file. Returns `nil` when the file does not exist. Sets its access and modification times to
     /// now when `touch` is set (the least-recently-used order that survives a restart).
-    static func readFile(_ path: String, touch: Bool) throws(DiskCacheError) -> Data? {
+    static func readFile(_ path: String, touch: Bool) throws(DiskCachePlugin.Error) -> Data? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
@@ -100,7 +100,7 @@ enum FileIO {
     }
 
     /// Renames a file atomically (over any existing file of the new name).
-    static func move(_ source: String, to destination: String) throws(DiskCacheError) {
+    static func move(_ source: String, to destination: String) throws(DiskCachePlugin.Error) {
         guard systemRename(source, destination) == 0 else { throw ioError("rename", source) }
     }
 
@@ -110,7 +110,7 @@ enum FileIO {
     }
 
     /// Syncs a directory, so that renames and unlinks in it survive a power loss.
-    static func syncDirectory(_ path: String) throws(DiskCacheError) {
+    static func syncDirectory(_ path: String) throws(DiskCachePlugin.Error) {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw ioError("open directory", path) }
         defer { close(descriptor) }
@@ -118,7 +118,7 @@ enum FileIO {
     }
 
     /// Creates a directory and its parents with mode 0700; an existing directory is fine.
-    static func makeDirectory(_ path: String) throws(DiskCacheError) {
+    static func makeDirectory(_ path: String) throws(DiskCachePlugin.Error) {
         do {
             try FileManager.default.createDirectory(
                 atPath: path,
@@ -126,11 +126,11 @@ enum FileIO {
                 attributes: [.posixPermissions: 0o700]
             )
         } catch {
-            throw DiskCacheError(.unavailable, "cannot create directory \(path): \(error.localizedDescription)")
+            throw DiskCachePlugin.Error(.unavailable, "cannot create directory \(path): \(error.localizedDescription)")
         }
         var status = stat()
         guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
-            throw DiskCacheError(.unavailable, "\(path) is not a directory")
+            throw DiskCachePlugin.Error(.unavailable, "\(path) is not a directory")
         }
     }
 

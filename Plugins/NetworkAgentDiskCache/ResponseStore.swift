@@ -14,7 +14,7 @@ public protocol ResponseStore: Sendable {
     ///
     /// - Parameter key: The entry's key.
     /// - Returns: The entry, or `nil` when none is stored under `key`.
-    /// - Throws: ``DiskCacheError`` when an entry exists but cannot be read; a corrupt entry is removed first.
+    /// - Throws: ``DiskCachePlugin/Error`` when an entry exists but cannot be read; a corrupt entry is removed first.
     func entry(for key: CacheKey) throws -> CachedEntry?
 
     /// Stores an entry, replacing any under the same key, and evicts least recently used entries beyond the
@@ -22,7 +22,7 @@ public protocol ResponseStore: Sendable {
     ///
     /// - Parameter entry: The entry.
     /// - Returns: What was evicted to make room.
-    /// - Throws: ``DiskCacheError`` when the entry could not be written; the store is unchanged then.
+    /// - Throws: ``DiskCachePlugin/Error`` when the entry could not be written; the store is unchanged then.
     @discardableResult
     func store(_ entry: CachedEntry) throws -> ResponseStoreUsage
 

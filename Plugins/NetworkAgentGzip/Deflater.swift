@@ -51,24 +51,24 @@ public struct Deflater: ~Copyable, @unchecked Sendable {
     private static let minimumFreeOutput = 8 * 1024
 
     private let stream: UnsafeMutablePointer<z_stream>
-    private var failure: GzipError?
+    private var failure: GzipPlugin.Error?
 
     /// Creates a compressor.
     ///
     /// - Parameters:
     ///   - format: The container to produce; gzip by default.
     ///   - level: The compression level, from 0 (store only) to 9 (smallest output); 6 by default, like gzip.
-    /// - Throws: ``GzipError/Code/invalidArgument`` for a level outside `0...9`, ``GzipError/Code/zlibFailure``
+    /// - Throws: ``GzipPlugin/Error/Code/invalidArgument`` for a level outside `0...9`, ``GzipPlugin/Error/Code/zlibFailure``
     ///   when zlib cannot allocate its state.
-    public init(format: Format = .gzip, level: Int = 6) throws(GzipError) {
+    public init(format: Format = .gzip, level: Int = 6) throws(GzipPlugin.Error) {
         guard (0...9).contains(level) else {
-            throw GzipError(code: .invalidArgument, message: "compression level \(level) is outside 0...9")
+            throw GzipPlugin.Error(code: .invalidArgument, message: "compression level \(level) is outside 0...9")
         }
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let status = CZlib_deflateInit2(stream, Int32(level), format.windowBits, 8, Z_DEFAULT_STRATEGY)
         guard status == Z_OK else {
-            let error = GzipError.zlib(status, stream: stream, operation: "deflateInit2")
+            let error = GzipPlugin.Error.zlib(status, stream: stream, operation: "deflateInit2")
             stream.deinitialize(count: 1)
             stream.deallocate()
             throw error
@@ -88,9 +88,9 @@ public struct Deflater: ~Copyable, @unchecked Sendable {
     /// produced for this chunk; the rest comes out of later calls, ``flush()`` or ``finish()``.
     /// - Parameter chunk: The next bytes of the uncompressed input; may be empty.
     /// - Returns: The compressed bytes that became available, possibly none.
-    /// - Throws: ``GzipError/Code/zlibFailure`` if zlib reports an internal error; the deflater is then unusable
+    /// - Throws: ``GzipPlugin/Error/Code/zlibFailure`` if zlib reports an internal error; the deflater is then unusable
     ///   until ``reset()``.
-    public mutating func compress(_ chunk: some DataProtocol) throws(GzipError) -> Data {
+    public mutating func compress(_ chunk: some DataProtocol) throws(GzipPlugin.Error) -> Data {
         var output = OutputBuffer(initialCapacity: Self.streamingOutputCapacity)
         try run(chunk, flush: Z_NO_FLUSH, into: &output)
         return output.takeData()
@@ -101,8 +101,8 @@ public struct Deflater: ~Copyable, @unchecked Sendable {
     /// Use it when the receiver must be able to decode all input so far, for example before waiting on the next
     /// chunk of a slow request body. Each flush costs a few bytes and some compression ratio.
     /// - Returns: The compressed bytes that became available.
-    /// - Throws: ``GzipError/Code/zlibFailure`` if zlib reports an internal error.
-    public mutating func flush() throws(GzipError) -> Data {
+    /// - Throws: ``GzipPlugin/Error/Code/zlibFailure`` if zlib reports an internal error.
+    public mutating func flush() throws(GzipPlugin.Error) -> Data {
         var output = OutputBuffer(initialCapacity: Self.streamingOutputCapacity)
         try run(Data(), flush: Z_SYNC_FLUSH, into: &output)
         return output.takeData()
@@ -112,8 +112,8 @@ public struct Deflater: ~Copyable, @unchecked Sendable {
     ///
     /// Afterwards the deflater starts a new, independent stream with the same format and level.
     /// - Returns: The final compressed bytes; never empty.
-    /// - Throws: ``GzipError/Code/zlibFailure`` if zlib reports an internal error.
-    public mutating func finish() throws(GzipError) -> Data {
+    /// - Throws: ``GzipPlugin/Error/Code/zlibFailure`` if zlib reports an internal error.
+    public mutating func finish() throws(GzipPlugin.Error) -> Data {
         var output = OutputBuffer(initialCapacity: Self.streamingOutputCapacity)
         try run(Data(), flush: Z_FINISH, into: &output)
         deflateReset(stream)
@@ -134,13 +134,13 @@ public struct Deflater: ~Copyable, @unchecked Sendable {
     ///   - format: The container to produce; gzip by default.
     ///   - level: The compression level, from 0 to 9; 6 by default.
     /// - Returns: The complete compressed stream.
-    /// - Throws: ``GzipError/Code/invalidArgument`` for a level outside `0...9`, ``GzipError/Code/zlibFailure`` if
+    /// - Throws: ``GzipPlugin/Error/Code/invalidArgument`` for a level outside `0...9`, ``GzipPlugin/Error/Code/zlibFailure`` if
     ///   zlib fails.
     public static func compress(
         _ data: some DataProtocol,
         format: Format = .gzip,
         level: Int = 6
-    ) throws(GzipError)
+    ) throws(GzipPlugin.Error)
         -> Data
     {
         var deflater = try Deflater(format: format, level: level)
@@ -157,13 +157,13 @@ public struct Deflater: ~Copyable, @unchecked Sendable {
         flush: Int32,
         into output: inout OutputBuffer
     )
-        throws(GzipError)
+        throws(GzipPlugin.Error)
     {
         if let failure {
             throw failure
         }
         let stream = self.stream
-        var error: GzipError?
+        var error: GzipPlugin.Error?
         if !input.isEmpty {
             for region in input.regions where error == nil {
                 error = region.withUnsafeBytes { bytes in
@@ -188,7 +188,7 @@ public struct Deflater: ~Copyable, @unchecked Sendable {
         _ bytes: UnsafeRawBufferPointer,
         flush: Int32,
         into output: inout OutputBuffer
-    ) -> GzipError? {
+    ) -> GzipPlugin.Error? {
         var cursor = bytes.baseAddress
         var remaining = bytes.count
         repeat {
@@ -213,7 +213,7 @@ public struct Deflater: ~Copyable, @unchecked Sendable {
                     break
                 }
                 guard status == Z_OK || status == Z_BUF_ERROR else {
-                    return GzipError.zlib(status, stream: stream, operation: "deflate")
+                    return GzipPlugin.Error.zlib(status, stream: stream, operation: "deflate")
                 }
                 // Done when all input is in and zlib stopped for lack of input rather than output space. Z_FINISH
                 // instead keeps going until zlib reports the end of the stream.
@@ -226,9 +226,9 @@ public struct Deflater: ~Copyable, @unchecked Sendable {
     }
 }
 
-extension GzipError {
+extension GzipPlugin.Error {
     /// Builds an error for a failed zlib call, using zlib's message when it set one.
-    static func zlib(_ status: Int32, stream: UnsafeMutablePointer<z_stream>, operation: String) -> GzipError {
+    static func zlib(_ status: Int32, stream: UnsafeMutablePointer<z_stream>, operation: String) -> GzipPlugin.Error {
         let detail = stream.pointee.msg.map { String(cString: $0) }
         let message: String
         switch status {
@@ -239,6 +239,6 @@ extension GzipError {
         default:
             message = "\(operation) failed" + (detail.map { ": \($0)" } ?? "")
         }
-        return GzipError(code: .zlibFailure, message: message, zlibStatus: Int(status))
+        return GzipPlugin.Error(code: .zlibFailure, message: message, zlibStatus: Int(status))
     }
 }

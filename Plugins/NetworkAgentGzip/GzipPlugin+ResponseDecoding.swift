@@ -83,7 +83,7 @@ extension GzipPlugin {
     private func inflateIfCompressed(
         _ data: Data,
         coding: ContentCoding
-    ) throws(GzipError) -> (data: Data, format: InflateFormat)? {
+    ) throws(GzipPlugin.Error) -> (data: Data, format: InflateFormat)? {
         if let format = Inflater.isCompressed(data) {
             return (try Inflater.decompress(data, format: format, limits: limits), format)
         }

@@ -21,14 +21,14 @@ import FoundationNetworking
 ///   fixed. Other transports' bodies are inflated when they really are compressed, within ``limits``.
 ///
 /// A body that looks compressed but does not decode fails the call with ``/NetworkAgent/NetworkAgentError`` code
-/// ``/NetworkAgent/NetworkAgentError/Code/invalidResponse``; its `underlying` error is the ``GzipError`` (a limit of
+/// ``/NetworkAgent/NetworkAgentError/Code/invalidResponse``; its `underlying` error is the ``GzipPlugin/Error`` (a limit of
 /// ``limits`` exceeded, corrupt data, a bad checksum, a truncated stream), `response` the response as received and
 /// `data` the body as received.
 ///
 /// The plugin emits ``/NetworkAgent/NetworkAgentEvent``s with source `gzip`: `request_compressed` (`bytes_before`,
 /// `bytes_after`, `body`: `data` or `file`), `request_not_compressed` (`reason`: `not_smaller`),
 /// `response_inflated` (`encoding`, `format`, `bytes_before`, `bytes_after`), `response_headers_normalized`
-/// (`encoding`; the body was already decoded) and `response_inflate_failed` (`reason`: the ``GzipError/code``).
+/// (`encoding`; the body was already decoded) and `response_inflate_failed` (`reason`: the ``GzipPlugin/Error/code``).
 public struct GzipPlugin: NetworkAgentPlugin {
     /// The default ``minimumBodySize``: 1 KiB.
     ///
@@ -139,7 +139,7 @@ public struct GzipPlugin: NetworkAgentPlugin {
     ///   - next: The rest of the exchange.
     /// - Returns: The response with a decoded body and consistent `Content-Encoding` and `Content-Length` headers.
     /// - Throws: What `next` throws, or ``/NetworkAgent/NetworkAgentError`` with
-    ///   ``/NetworkAgent/NetworkAgentError/Code/invalidResponse`` and a ``GzipError`` as `underlying` when a compressed
+    ///   ``/NetworkAgent/NetworkAgentError/Code/invalidResponse`` and a ``GzipPlugin/Error`` as `underlying` when a compressed
     ///   body does not decode within ``limits``.
     public func intercept(
         _ request: URLRequest,

@@ -31,7 +31,7 @@ public enum InflateFormat: Sendable, Hashable {
 ///
 /// A gzip stream may hold several members back to back (`cat a.gz b.gz`); they decode to the concatenation of
 /// their contents. Anything after the end of a zlib or raw stream, or bytes after a gzip member that do not start
-/// another member (such as zero padding), are reported as ``GzipError/Code/corruptData``.
+/// another member (such as zero padding), are reported as ``GzipPlugin/Error/Code/corruptData``.
 ///
 /// `Inflater` is `~Copyable` and `Sendable` for the same reasons as ``Deflater``: zlib's stream must stay at one
 /// address and be ended exactly once, and all access to it goes through `mutating` methods.
@@ -41,13 +41,13 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
     /// Both limits apply to the total output of one stream (all gzip members included), counted since the
     /// inflater was created, finished or reset.
     public struct Limits: Sendable, Hashable {
-        /// The most decompressed bytes allowed; one more byte throws ``GzipError/Code/outputLimitExceeded``.
+        /// The most decompressed bytes allowed; one more byte throws ``GzipPlugin/Error/Code/outputLimitExceeded``.
         public var maximumOutputBytes: Int
 
         /// The highest allowed ratio of decompressed bytes to compressed bytes consumed.
         ///
         /// Deflate cannot exceed about 1032:1, which only runs of a single repeated byte reach; ordinary text and
-        /// JSON compress 3:1 to 20:1. Exceeding it throws ``GzipError/Code/ratioLimitExceeded``.
+        /// JSON compress 3:1 to 20:1. Exceeding it throws ``GzipPlugin/Error/Code/ratioLimitExceeded``.
         public var maximumRatio: Double
 
         /// The output size below which ``maximumRatio`` is not checked.
@@ -98,7 +98,7 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
     private var streamEnded = false
     private var totalIn = 0
     private var totalOut = 0
-    private var failure: GzipError?
+    private var failure: GzipPlugin.Error?
 
     /// Creates a decompressor.
     ///
@@ -126,10 +126,10 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
     ///
     /// - Parameter chunk: The next compressed bytes; may be empty or split anywhere, even inside a header.
     /// - Returns: All the output this chunk made available, possibly none.
-    /// - Throws: ``GzipError/Code/corruptData`` or ``GzipError/Code/checksumMismatch`` for bad input,
-    ///   ``GzipError/Code/outputLimitExceeded`` or ``GzipError/Code/ratioLimitExceeded`` when a limit is passed, or
-    ///   ``GzipError/Code/zlibFailure``. After an error every call throws it again until ``reset()``.
-    public mutating func decompress(_ chunk: some DataProtocol) throws(GzipError) -> Data {
+    /// - Throws: ``GzipPlugin/Error/Code/corruptData`` or ``GzipPlugin/Error/Code/checksumMismatch`` for bad input,
+    ///   ``GzipPlugin/Error/Code/outputLimitExceeded`` or ``GzipPlugin/Error/Code/ratioLimitExceeded`` when a limit is passed, or
+    ///   ``GzipPlugin/Error/Code/zlibFailure``. After an error every call throws it again until ``reset()``.
+    public mutating func decompress(_ chunk: some DataProtocol) throws(GzipPlugin.Error) -> Data {
         var output = OutputBuffer(initialCapacity: initialCapacity(forInput: chunk.count))
         try feed(chunk, into: &output)
         return output.takeData()
@@ -141,14 +141,14 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
     /// can treat ``Inflater`` and ``Deflater`` alike. After a successful call the inflater decodes a new stream,
     /// detecting its format again in automatic mode.
     /// - Returns: Empty data.
-    /// - Throws: ``GzipError/Code/truncatedInput`` when the input stopped before the end of the stream (including
+    /// - Throws: ``GzipPlugin/Error/Code/truncatedInput`` when the input stopped before the end of the stream (including
     ///   when there was no input at all), or the error a previous call threw.
-    public mutating func finish() throws(GzipError) -> Data {
+    public mutating func finish() throws(GzipPlugin.Error) -> Data {
         if let failure {
             throw failure
         }
         guard streamEnded else {
-            let error = GzipError(
+            let error = GzipPlugin.Error(
                 code: .truncatedInput,
                 message: totalIn == 0 && pendingByte == nil
                     ? "no compressed input" : "the input ended before the end of the compressed stream"
@@ -177,13 +177,13 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
     ///   - format: The container to expect, or ``InflateFormat/automatic`` (the default) to detect it.
     ///   - limits: Bounds on the output, ``Limits/default`` unless given.
     /// - Returns: The decompressed bytes.
-    /// - Throws: ``GzipError/Code/truncatedInput`` if `data` ends early, and otherwise the errors of
+    /// - Throws: ``GzipPlugin/Error/Code/truncatedInput`` if `data` ends early, and otherwise the errors of
     ///   ``decompress(_:)``.
     public static func decompress(
         _ data: some DataProtocol,
         format: InflateFormat = .automatic,
         limits: Limits = .default
-    ) throws(GzipError) -> Data {
+    ) throws(GzipPlugin.Error) -> Data {
         var inflater = Inflater(format: format, limits: limits)
         var output = OutputBuffer(initialCapacity: inflater.initialCapacity(forInput: data.count, streaming: false))
         try inflater.feed(data, into: &output)
@@ -255,11 +255,11 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
     }
 
     /// Feeds every region of `input` through zlib, appending the output and recording the first error.
-    private mutating func feed(_ input: some DataProtocol, into output: inout OutputBuffer) throws(GzipError) {
+    private mutating func feed(_ input: some DataProtocol, into output: inout OutputBuffer) throws(GzipPlugin.Error) {
         if let failure {
             throw failure
         }
-        var error: GzipError?
+        var error: GzipPlugin.Error?
         for region in input.regions where error == nil {
             error = region.withUnsafeBytes { bytes in
                 self.consume(bytes, into: &output)
@@ -272,7 +272,8 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
     }
 
     /// Detects the format if needed, then inflates `bytes`.
-    private mutating func consume(_ bytes: UnsafeRawBufferPointer, into output: inout OutputBuffer) -> GzipError? {
+    private mutating func consume(_ bytes: UnsafeRawBufferPointer, into output: inout OutputBuffer) -> GzipPlugin.Error?
+    {
         if activeFormat == nil {
             var format = requestedFormat
             if format == .automatic {
@@ -310,7 +311,7 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
     }
 
     /// Initializes (or re-initializes) zlib for `format`.
-    private mutating func start(_ format: InflateFormat) -> GzipError? {
+    private mutating func start(_ format: InflateFormat) -> GzipPlugin.Error? {
         let windowBits: Int32
         switch format {
         case .gzip: windowBits = 15 + 16
@@ -319,7 +320,11 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
         }
         let status = zlibInitialized ? inflateReset2(stream, windowBits) : CZlib_inflateInit2(stream, windowBits)
         guard status == Z_OK else {
-            return GzipError.zlib(status, stream: stream, operation: zlibInitialized ? "inflateReset2" : "inflateInit2")
+            return GzipPlugin.Error.zlib(
+                status,
+                stream: stream,
+                operation: zlibInitialized ? "inflateReset2" : "inflateInit2"
+            )
         }
         zlibInitialized = true
         activeFormat = format
@@ -329,7 +334,8 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
     /// Runs `inflate` over `bytes` until they are consumed and all resulting output is written.
     ///
     /// `bytes` is only used inside this call, so zlib never keeps a pointer into a buffer that may go away.
-    private mutating func inflate(_ bytes: UnsafeRawBufferPointer, into output: inout OutputBuffer) -> GzipError? {
+    private mutating func inflate(_ bytes: UnsafeRawBufferPointer, into output: inout OutputBuffer) -> GzipPlugin.Error?
+    {
         var cursor = bytes.baseAddress
         var remaining = bytes.count
         while remaining > 0 {
@@ -346,73 +352,21 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
     }
 
     /// Calls `inflate` until the current input is used up, checking the limits after every call.
-    private mutating func drain(into output: inout OutputBuffer) -> GzipError? {
+    private mutating func drain(into output: inout OutputBuffer) -> GzipPlugin.Error? {
         while true {
             if streamEnded {
                 guard stream.pointee.avail_in > 0 else {
                     return nil
                 }
-                guard activeFormat == .gzip else {
-                    return GzipError(
-                        code: .corruptData,
-                        message: "unexpected data after the end of the compressed stream"
-                    )
+                if let error = startNextMember() {
+                    return error
                 }
-                // Another gzip member follows: decode it into the same output.
-                inflateReset(stream)
-                streamEnded = false
             }
-            let room = limits.maximumOutputBytes - totalOut
-            // One byte past the limit is enough to know it was exceeded.
-            let step = room < Self.maximumStep ? room + 1 : Self.maximumStep
-            let space: UnsafeMutableRawBufferPointer
-            do {
-                space = try output.freeSpace(
-                    atLeast: min(step, Self.minimumFreeOutput),
-                    limit: room == .max ? .max : room + 1
-                )
-            } catch {
+            if let error = inflateOnce(into: &output) {
                 return error
             }
-            let offered = min(space.count, step)
-            CZlib_setOutput(stream, space.baseAddress, UInt32(offered))
-            let availableBefore = Int(stream.pointee.avail_in)
-            let status = CZlib.inflate(stream, Z_NO_FLUSH)
-            let produced = offered - Int(stream.pointee.avail_out)
-            output.didWrite(produced)
-            totalOut += produced
-            totalIn += availableBefore - Int(stream.pointee.avail_in)
-            switch status {
-            case Z_OK, Z_BUF_ERROR:
-                // Z_BUF_ERROR only means no progress was possible; the checks below decide what happens next.
-                break
-            case Z_STREAM_END:
-                streamEnded = true
-            case Z_NEED_DICT:
-                return GzipError(
-                    code: .corruptData,
-                    message: "the zlib stream needs a preset dictionary",
-                    zlibStatus: Int(status)
-                )
-            case Z_DATA_ERROR:
-                return dataError(status)
-            default:
-                return GzipError.zlib(status, stream: stream, operation: "inflate")
-            }
-            if totalOut > limits.maximumOutputBytes {
-                return GzipError(
-                    code: .outputLimitExceeded,
-                    message: "decompressed output exceeds the limit of \(limits.maximumOutputBytes) bytes"
-                )
-            }
-            if totalOut > limits.ratioCheckThreshold
-                && Double(totalOut) > limits.maximumRatio * Double(max(totalIn, 1))
-            {
-                return GzipError(
-                    code: .ratioLimitExceeded,
-                    message: "\(totalIn) compressed bytes expanded to \(totalOut) bytes, "
-                        + "past the limit of \(limits.maximumRatio):1"
-                )
+            if let error = limitError() {
+                return error
             }
             // zlib stops either for lack of output space (loop again) or, with space left, for lack of input.
             if !streamEnded && stream.pointee.avail_out != 0 {
@@ -421,12 +375,94 @@ public struct Inflater: ~Copyable, @unchecked Sendable {
         }
     }
 
+    /// Input is left after the end of the compressed stream: resets zlib to decode the next gzip member into the
+    /// same output, or, for zlib and raw deflate, which have one stream only, returns the error.
+    private mutating func startNextMember() -> GzipPlugin.Error? {
+        guard activeFormat == .gzip else {
+            return GzipPlugin.Error(
+                code: .corruptData,
+                message: "unexpected data after the end of the compressed stream"
+            )
+        }
+        inflateReset(stream)
+        streamEnded = false
+        return nil
+    }
+
+    /// Calls `inflate` once into fresh output space (at most one byte past the output limit), counts the bytes it
+    /// consumed and produced, and turns a failing zlib status into the error.
+    private mutating func inflateOnce(into output: inout OutputBuffer) -> GzipPlugin.Error? {
+        let room = limits.maximumOutputBytes - totalOut
+        // One byte past the limit is enough to know it was exceeded.
+        let step = room < Self.maximumStep ? room + 1 : Self.maximumStep
+        let space: UnsafeMutableRawBufferPointer
+        do {
+            space = try output.freeSpace(
+                atLeast: min(step, Self.minimumFreeOutput),
+                limit: room == .max ? .max : room + 1
+            )
+        } catch {
+            return error
+        }
+        let offered = min(space.count, step)
+        CZlib_setOutput(stream, space.baseAddress, UInt32(offered))
+        let availableBefore = Int(stream.pointee.avail_in)
+        let status = CZlib.inflate(stream, Z_NO_FLUSH)
+        let produced = offered - Int(stream.pointee.avail_out)
+        output.didWrite(produced)
+        totalOut += produced
+        totalIn += availableBefore - Int(stream.pointee.avail_in)
+        switch status {
+        case Z_OK, Z_BUF_ERROR:
+            // Z_BUF_ERROR only means no progress was possible; the checks after this call decide what happens next.
+            return nil
+        case Z_STREAM_END:
+            streamEnded = true
+            return nil
+        case Z_NEED_DICT:
+            return GzipPlugin.Error(
+                code: .corruptData,
+                message: "the zlib stream needs a preset dictionary",
+                zlibStatus: Int(status)
+            )
+        case Z_DATA_ERROR:
+            return dataError(status)
+        default:
+            return GzipPlugin.Error.zlib(status, stream: stream, operation: "inflate")
+        }
+    }
+
+    /// The error for output past ``Limits/maximumOutputBytes`` or an expansion past ``Limits/maximumRatio``, if
+    /// either limit is exceeded so far.
+    private func limitError() -> GzipPlugin.Error? {
+        if totalOut > limits.maximumOutputBytes {
+            return GzipPlugin.Error(
+                code: .outputLimitExceeded,
+                message: "decompressed output exceeds the limit of \(limits.maximumOutputBytes) bytes"
+            )
+        }
+        if totalOut > limits.ratioCheckThreshold
+            && Double(totalOut) > limits.maximumRatio * Double(max(totalIn, 1))
+        {
+            return GzipPlugin.Error(
+                code: .ratioLimitExceeded,
+                message: "\(totalIn) compressed bytes expanded to \(totalOut) bytes, "
+                    + "past the limit of \(limits.maximumRatio):1"
+            )
+        }
+        return nil
+    }
+
     /// Classifies a Z_DATA_ERROR: a wrong trailer checksum or length, or otherwise corrupt data.
-    private func dataError(_ status: Int32) -> GzipError {
+    private func dataError(_ status: Int32) -> GzipPlugin.Error {
         let message = stream.pointee.msg.map { String(cString: $0) } ?? "invalid compressed data"
         // zlib's wording for trailer mismatches: "incorrect data check" (CRC-32 or Adler-32) and
         // "incorrect length check" (gzip ISIZE).
         let isTrailer = message.contains("incorrect data check") || message.contains("incorrect length check")
-        return GzipError(code: isTrailer ? .checksumMismatch : .corruptData, message: message, zlibStatus: Int(status))
+        return GzipPlugin.Error(
+            code: isTrailer ? .checksumMismatch : .corruptData,
+            message: message,
+            zlibStatus: Int(status)
+        )
     }
 }

@@ -38,9 +38,11 @@ struct OutputBuffer: ~Copyable {
     ///   - minimum: The number of free bytes wanted; growth happens only when fewer are free.
     ///   - limit: The most free space worth having (for example the bytes left under an output limit); growth
     ///     never goes past `count + max(minimum, limit)`.
-    /// - Throws: ``GzipError/Code/zlibFailure`` when memory cannot be allocated.
-    mutating func freeSpace(atLeast minimum: Int, limit: Int = .max) throws(GzipError) -> UnsafeMutableRawBufferPointer
-    {
+    /// - Throws: ``GzipPlugin/Error/Code/zlibFailure`` when memory cannot be allocated.
+    mutating func freeSpace(
+        atLeast minimum: Int,
+        limit: Int = .max
+    ) throws(GzipPlugin.Error) -> UnsafeMutableRawBufferPointer {
         if capacity - count < minimum || base == nil {
             let needed = count + minimum
             let doubled = capacity <= Int.max / 2 ? capacity * 2 : Int.max
@@ -50,7 +52,7 @@ struct OutputBuffer: ~Copyable {
                 newCapacity = min(newCapacity, count + headroom)
             }
             guard let grown = realloc(base, newCapacity) else {
-                throw GzipError(code: .zlibFailure, message: "cannot allocate \(newCapacity) bytes of output")
+                throw GzipPlugin.Error(code: .zlibFailure, message: "cannot allocate \(newCapacity) bytes of output")
             }
             base = grown
             capacity = newCapacity

@@ -25,20 +25,20 @@ public final class LoopbackServer: Sendable {
     ///   - port: The port to bind, 0...65535; 0 picks a free one.
     ///   - closesConnections: Answer every request with `Connection: close` and close the connection after it.
     ///   - handler: Answers each request; called on the connection's thread, possibly concurrently.
-    /// - Throws: ``LoopbackServerError`` when the socket cannot be created or bound.
+    /// - Throws: ``Error`` when the socket cannot be created or bound.
     public init(
         port: Int,
         closesConnections: Bool = false,
         handler: @escaping @Sendable (ServerRequest) -> ServerResponse
     ) throws {
         guard (0...65_535).contains(port) else {
-            throw LoopbackServerError(operation: "bind port \(port)", code: 0, message: "port out of range")
+            throw Error(.invalidArgument, "port out of range", operation: "bind port \(port)")
         }
         let core = try ServerCore(port: port, closesConnections: closesConnections, handler: handler)
         core.start()
         guard let url = URL(string: "http://127.0.0.1:\(core.port)") else {
             core.stop()
-            throw LoopbackServerError(operation: "make base URL", code: 0, message: "invalid URL")
+            throw Error(.invalidArgument, "invalid URL", operation: "make base URL")
         }
         self.core = core
         self.port = core.port
@@ -50,7 +50,7 @@ public final class LoopbackServer: Sendable {
     /// - Parameters:
     ///   - closesConnections: Answer every request with `Connection: close` and close the connection after it.
     ///   - handler: Answers each request; called on the connection's thread, possibly concurrently.
-    /// - Throws: ``LoopbackServerError`` when the socket cannot be created or bound.
+    /// - Throws: ``Error`` when the socket cannot be created or bound.
     public convenience init(
         closesConnections: Bool = false,
         handler: @escaping @Sendable (ServerRequest) -> ServerResponse

@@ -37,7 +37,7 @@ final class ServerCore: Sendable {
         port: Int,
         closesConnections: Bool,
         handler: @escaping @Sendable (ServerRequest) -> ServerResponse
-    ) throws(LoopbackServerError) {
+    ) throws(LoopbackServer.Error) {
         let listener = try Socket.makeListener(port: port)
         let wake: (read: Int32, write: Int32)
         do {

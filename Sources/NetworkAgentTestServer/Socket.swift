@@ -58,9 +58,9 @@ enum Socket {
     }
 
     /// Creates a listening TCP socket on 127.0.0.1:`port` (0 picks a free port); returns it and the bound port.
-    static func makeListener(port: Int) throws(LoopbackServerError) -> (fd: Int32, port: Int) {
+    static func makeListener(port: Int) throws(LoopbackServer.Error) -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, streamSocketType, 0)
-        guard fd >= 0 else { throw LoopbackServerError(operation: "socket", code: errno) }
+        guard fd >= 0 else { throw LoopbackServer.Error.systemCall("socket", errorNumber: errno) }
         do {
             try configureListener(fd, port: port)
             return (fd, try boundPort(of: fd))
@@ -70,13 +70,13 @@ enum Socket {
         }
     }
 
-    private static func configureListener(_ fd: Int32, port: Int) throws(LoopbackServerError) {
+    private static func configureListener(_ fd: Int32, port: Int) throws(LoopbackServer.Error) {
         #if canImport(Darwin)
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         #endif
         var yes: Int32 = 1
         guard setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
-            throw LoopbackServerError(operation: "setsockopt(SO_REUSEADDR)", code: errno)
+            throw LoopbackServer.Error.systemCall("setsockopt(SO_REUSEADDR)", errorNumber: errno)
         }
         var address = sockaddr_in()
         #if canImport(Darwin)
@@ -91,17 +91,17 @@ enum Socket {
             }
         }
         guard bound == 0 else {
-            throw LoopbackServerError(operation: "bind 127.0.0.1:\(port)", code: errno)
+            throw LoopbackServer.Error.systemCall("bind 127.0.0.1:\(port)", errorNumber: errno)
         }
-        guard listen(fd, 256) == 0 else { throw LoopbackServerError(operation: "listen", code: errno) }
+        guard listen(fd, 256) == 0 else { throw LoopbackServer.Error.systemCall("listen", errorNumber: errno) }
         // Non-blocking so that accept after poll never blocks when a pending connection vanished meanwhile.
         let flags = fcntl(fd, F_GETFL, 0)
         guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else {
-            throw LoopbackServerError(operation: "fcntl(O_NONBLOCK)", code: errno)
+            throw LoopbackServer.Error.systemCall("fcntl(O_NONBLOCK)", errorNumber: errno)
         }
     }
 
-    private static func boundPort(of fd: Int32) throws(LoopbackServerError) -> Int {
+    private static func boundPort(of fd: Int32) throws(LoopbackServer.Error) -> Int {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let result = withUnsafeMutablePointer(to: &address) { pointer in
@@ -109,14 +109,14 @@ enum Socket {
                 getsockname(fd, raw, &length)
             }
         }
-        guard result == 0 else { throw LoopbackServerError(operation: "getsockname", code: errno) }
+        guard result == 0 else { throw LoopbackServer.Error.systemCall("getsockname", errorNumber: errno) }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Creates a pipe whose read end wakes the accept loop.
-    static func makePipe() throws(LoopbackServerError) -> (read: Int32, write: Int32) {
+    static func makePipe() throws(LoopbackServer.Error) -> (read: Int32, write: Int32) {
         var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw LoopbackServerError(operation: "pipe", code: errno) }
+        guard pipe(&fds) == 0 else { throw LoopbackServer.Error.systemCall("pipe", errorNumber: errno) }
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         return (fds[0], fds[1])

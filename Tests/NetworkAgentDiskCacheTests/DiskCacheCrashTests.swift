@@ -114,7 +114,9 @@ import FoundationNetworking
                 sync: round % 2 == 1
             )
             // While the writer holds the directory, a second store is refused — across processes too.
-            let refusal = #expect(throws: DiskCacheError.self, context) { try DiskStore(directory: directory.url) }
+            let refusal = #expect(throws: DiskCachePlugin.Error.self, context) {
+                try DiskStore(directory: directory.url)
+            }
             #expect(refusal?.code == .directoryLocked, context)
             #expect(refusal?.message.contains("process \(writer.processIdentifier)") == true, context)
             // Kill it at a random moment of its write loop (it writes some hundred entries per millisecond batch).
@@ -143,7 +145,7 @@ import FoundationNetworking
                     guard let entry = try store.entry(for: Self.key(slot: slot)) else { continue }
                     #expect(Self.isWhole(entry, slot: slot), "slot \(slot), \(context)")
                     found += 1
-                } catch let error as DiskCacheError {
+                } catch let error as DiskCachePlugin.Error {
                     Issue.record("slot \(slot), \(context): \(error)")
                 }
             }

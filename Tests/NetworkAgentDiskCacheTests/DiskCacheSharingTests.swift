@@ -46,9 +46,9 @@ import FoundationNetworking
         var first: DiskCachePlugin? = try DiskCachePlugin(directory: directory.url)
         var second: DiskCachePlugin? = try DiskCachePlugin(directory: directory.url)
         // A store opened on its own is not shared: it still finds the directory locked.
-        #expect(throws: DiskCacheError.self) { try DiskStore(directory: directory.url) }
+        #expect(throws: DiskCachePlugin.Error.self) { try DiskStore(directory: directory.url) }
         first = nil
-        #expect(throws: DiskCacheError.self) { try DiskStore(directory: directory.url) }
+        #expect(throws: DiskCachePlugin.Error.self) { try DiskStore(directory: directory.url) }
         #expect(second != nil)
         second = nil
         #expect(try DiskStore(directory: directory.url).unavailableReason == nil)
@@ -65,7 +65,7 @@ import FoundationNetworking
             kill(writer.processIdentifier, SIGKILL)
             writer.waitUntilExit()
         }
-        let refusal = #expect(throws: DiskCacheError.self) { try DiskCachePlugin(directory: directory.url) }
+        let refusal = #expect(throws: DiskCachePlugin.Error.self) { try DiskCachePlugin(directory: directory.url) }
         #expect(refusal?.code == .directoryLocked)
         #expect(refusal?.message.contains("process \(writer.processIdentifier)") == true)
     }

@@ -85,7 +85,7 @@ import FoundationNetworking
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let first = try DiskStore(directory: directory.url)
-        let error = #expect(throws: DiskCacheError.self) { try DiskCachePlugin(directory: directory.url) }
+        let error = #expect(throws: DiskCachePlugin.Error.self) { try DiskCachePlugin(directory: directory.url) }
         #expect(error?.code == .directoryLocked)
         #expect(error?.message.contains("in use by another DiskStore") == true)
         #expect(error?.message.contains("process \(ProcessInfo.processInfo.processIdentifier)") == true)

@@ -137,7 +137,7 @@ import Testing
         var bytes = try Data(contentsOf: file)
         bytes[bytes.count - 6] ^= 0x01
         try bytes.write(to: file)
-        let error = #expect(throws: DiskCacheError.self) { try store.entry(for: entry.key) }
+        let error = #expect(throws: DiskCachePlugin.Error.self) { try store.entry(for: entry.key) }
         #expect(error?.code == .corruptEntry)
         #expect(!FileManager.default.fileExists(atPath: file.path))
         #expect(try store.entry(for: entry.key) == nil)
@@ -148,7 +148,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         var first: DiskStore? = try DiskStore(directory: directory.url)
-        #expect(throws: DiskCacheError.self) { try DiskStore(directory: directory.url) }
+        #expect(throws: DiskCachePlugin.Error.self) { try DiskStore(directory: directory.url) }
         #expect(first != nil)
         first = nil
         let second = try DiskStore(directory: directory.url)

@@ -113,7 +113,7 @@ struct CodecTests {
 
     @Test("an invalid level is rejected")
     func invalidLevel() {
-        #expect(throws: GzipError.self) { _ = try Deflater(level: 10) }
+        #expect(throws: GzipPlugin.Error.self) { _ = try Deflater(level: 10) }
         do {
             _ = try Deflater(level: -1)
             Issue.record("level -1 was accepted")
@@ -243,7 +243,7 @@ struct CodecTests {
         for (offset, value) in [(0, UInt8(0x1e)), (1, 0x8c), (2, 0x07), (3, 0xe0)] {
             var bad = good
             bad[offset] = value
-            #expect(throws: GzipError.self, "offset \(offset)") {
+            #expect(throws: GzipPlugin.Error.self, "offset \(offset)") {
                 try Inflater.decompress(bad, format: .gzip)
             }
             do {
@@ -254,7 +254,7 @@ struct CodecTests {
         }
         var badZlib = try Deflater.compress(Sample.json(count: 1_000), format: .zlib)
         badZlib[1] ^= 0x01
-        #expect(throws: GzipError.self) { try Inflater.decompress(badZlib, format: .zlib) }
+        #expect(throws: GzipPlugin.Error.self) { try Inflater.decompress(badZlib, format: .zlib) }
     }
 
     @Test("corruption in the middle is detected")
@@ -269,7 +269,7 @@ struct CodecTests {
                     let restored = try Inflater.decompress(bad, format: format.inflateFormat)
                     Issue.record("\(format) with byte \(position) flipped decoded to \(restored.count) bytes")
                 } catch {
-                    let expected: [GzipError.Code] = [.corruptData, .checksumMismatch, .truncatedInput]
+                    let expected: [GzipPlugin.Error.Code] = [.corruptData, .checksumMismatch, .truncatedInput]
                     #expect(expected.contains(error.code), "\(error)")
                 }
             }
@@ -342,9 +342,9 @@ struct CodecTests {
     @Test("errors are sticky until reset")
     func stickyErrors() throws {
         var inflater = Inflater(format: .gzip)
-        #expect(throws: GzipError.self) { try inflater.decompress(Data("not gzip at all".utf8)) }
-        #expect(throws: GzipError.self) { try inflater.decompress(Data()) }
-        #expect(throws: GzipError.self) { try inflater.finish() }
+        #expect(throws: GzipPlugin.Error.self) { try inflater.decompress(Data("not gzip at all".utf8)) }
+        #expect(throws: GzipPlugin.Error.self) { try inflater.decompress(Data()) }
+        #expect(throws: GzipPlugin.Error.self) { try inflater.finish() }
         inflater.reset()
         let data = Sample.json(count: 5_000)
         #expect(try inflater.decompress(Deflater.compress(data)) + inflater.finish() == data)

@@ -463,10 +463,13 @@ struct GzipPluginTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("a corrupt compressed body fails with invalidResponse wrapping the GzipError", arguments: Damage.allCases)
+    @Test(
+        "a corrupt compressed body fails with invalidResponse wrapping the GzipPlugin.Error",
+        arguments: Damage.allCases
+    )
     func corruptBody(damage: Damage) async throws {
         var body = try Deflater.compress(Sample.json(count: 100_000))
-        let expected: Set<GzipError.Code>
+        let expected: Set<GzipPlugin.Error.Code>
         switch damage {
         case .flippedMiddleByte:
             body[body.count / 2] ^= 0xff
@@ -489,7 +492,7 @@ struct GzipPluginTests {
             }
         }
         #expect(error?.code == .invalidResponse)
-        let gzipError = try #require(error?.underlying as? GzipError)
+        let gzipError = try #require(error?.underlying as? GzipPlugin.Error)
         #expect(expected.contains(gzipError.code))
         #expect(error?.response?.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
         #expect(error?.data == received)
@@ -508,7 +511,7 @@ struct GzipPluginTests {
             )
         }
         #expect(error?.code == .invalidResponse)
-        #expect((error?.underlying as? GzipError)?.code == .outputLimitExceeded)
+        #expect((error?.underlying as? GzipPlugin.Error)?.code == .outputLimitExceeded)
     }
 
     @Test("a decompression bomb stops at the ratio limit, also as raw deflate")
@@ -524,7 +527,7 @@ struct GzipPluginTests {
                     plugin: .gzip(limits: limits)
                 )
             }
-            #expect((error?.underlying as? GzipError)?.code == .ratioLimitExceeded, "\(encoding)")
+            #expect((error?.underlying as? GzipPlugin.Error)?.code == .ratioLimitExceeded, "\(encoding)")
         }
     }
 

@@ -527,10 +527,10 @@ struct LoopbackServerTests {
     func fixedPort() async throws {
         let first = try LoopbackServer(handler: echoHandler)
         let port = first.port
-        #expect(throws: LoopbackServerError.self) {
+        #expect(throws: LoopbackServer.Error.self) {
             _ = try LoopbackServer(port: port, handler: echoHandler)
         }
-        #expect(throws: LoopbackServerError.self) {
+        #expect(throws: LoopbackServer.Error.self) {
             _ = try LoopbackServer(port: 70_000, handler: echoHandler)
         }
         first.stop()

@@ -68,83 +68,135 @@ public struct PokedexOptions: Sendable, Equatable {
     /// - Throws: ``PokedexError/usage(_:)`` with one line saying what is wrong.
     public static func parse(_ arguments: [String]) throws -> PokedexOptions {
         var options = PokedexOptions()
-        var positional: [String] = []
-        var limit = 20
-        var offset = 0
-        var port = 0
-        var iterator = arguments.makeIterator()
+        var reader = ArgumentReader(arguments)
+        var words = CommandWords()
+        while let argument = reader.next() {
+            guard try options.apply(argument, from: &reader, to: &words) else { return options }
+        }
+        options.command = try words.command()
+        return options
+    }
 
-        func value(for flag: String) throws -> String {
-            guard let value = iterator.next() else { throw PokedexError.usage("\(flag) needs a value") }
-            return value
+    /// Applies one argument: an option to these options, a number to `words`, anything else to its positional
+    /// words.
+    ///
+    /// - Returns: `false` when the argument ends parsing (`--help`, `--version`).
+    private mutating func apply(
+        _ argument: String,
+        from reader: inout ArgumentReader,
+        to words: inout CommandWords
+    ) throws -> Bool {
+        switch argument {
+        case "--help", "-h": command = .help; return false
+        case "--version": command = .version; return false
+        case "--base-url": baseURL = try reader.httpURL(for: argument)
+        case "--cache-dir": cacheDirectory = URL(fileURLWithPath: try reader.value(for: argument))
+        case "--no-cache": noCache = true
+        case "--offline": offline = true
+        case "--verbose", "-v": verbose = true
+        case "--metrics": metrics = true
+        case "--json": json = true
+        case "--auth": auth = true
+        case "--limit": words.limit = try reader.number(for: argument, in: 1...100_000)
+        case "--offset": words.offset = try reader.number(for: argument, in: 0...100_000)
+        case "--port": words.port = try reader.number(for: argument, in: 0...65_535)
+        case "--chaos": chaosRate = try reader.rate(for: argument)
+        case "--token-lifetime": tokenLifetime = try reader.seconds(for: argument)
+        case let flag where flag.hasPrefix("-") && flag.count > 1 && Int(flag) == nil:
+            throw PokedexError.usage("unknown option \(flag) (see pokedex --help)")
+        default:
+            words.positional.append(argument)
         }
-        func number(for flag: String, in range: ClosedRange<Int>) throws -> Int {
-            let text = try value(for: flag)
-            guard let number = Int(text), range.contains(number) else {
-                throw PokedexError.usage(
-                    "\(flag) needs a whole number in \(range.lowerBound)...\(range.upperBound), not \"\(text)\""
-                )
-            }
-            return number
-        }
+        return true
+    }
+}
 
-        while let argument = iterator.next() {
-            switch argument {
-            case "--help", "-h": options.command = .help; return options
-            case "--version": options.command = .version; return options
-            case "--base-url":
-                let text = try value(for: argument)
-                guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme),
-                    url.host != nil
-                else { throw PokedexError.usage("--base-url needs an http(s) URL, not \"\(text)\"") }
-                options.baseURL = url
-            case "--cache-dir": options.cacheDirectory = URL(fileURLWithPath: try value(for: argument))
-            case "--no-cache": options.noCache = true
-            case "--offline": options.offline = true
-            case "--verbose", "-v": options.verbose = true
-            case "--metrics": options.metrics = true
-            case "--json": options.json = true
-            case "--auth": options.auth = true
-            case "--limit": limit = try number(for: argument, in: 1...100_000)
-            case "--offset": offset = try number(for: argument, in: 0...100_000)
-            case "--port": port = try number(for: argument, in: 0...65_535)
-            case "--chaos":
-                let text = try value(for: argument)
-                guard let rate = Double(text), (0...1).contains(rate) else {
-                    throw PokedexError.usage("--chaos needs a rate between 0 and 1, not \"\(text)\"")
-                }
-                options.chaosRate = rate
-            case "--token-lifetime":
-                let text = try value(for: argument)
-                guard let seconds = Double(text), seconds > 0 else {
-                    throw PokedexError.usage("--token-lifetime needs a positive number of seconds, not \"\(text)\"")
-                }
-                options.tokenLifetime = seconds
-            case let flag where flag.hasPrefix("-") && flag.count > 1 && Int(flag) == nil:
-                throw PokedexError.usage("unknown option \(flag) (see pokedex --help)")
-            default:
-                positional.append(argument)
-            }
+/// Hands out the arguments one at a time, and the value that follows an option, checked.
+private struct ArgumentReader {
+    private var iterator: IndexingIterator<[String]>
+
+    init(_ arguments: [String]) {
+        iterator = arguments.makeIterator()
+    }
+
+    mutating func next() -> String? {
+        iterator.next()
+    }
+
+    /// The argument after `flag`.
+    mutating func value(for flag: String) throws -> String {
+        guard let value = iterator.next() else { throw PokedexError.usage("\(flag) needs a value") }
+        return value
+    }
+
+    /// The whole number in `range` after `flag`.
+    mutating func number(for flag: String, in range: ClosedRange<Int>) throws -> Int {
+        let text = try value(for: flag)
+        guard let number = Int(text), range.contains(number) else {
+            throw PokedexError.usage(
+                "\(flag) needs a whole number in \(range.lowerBound)...\(range.upperBound), not \"\(text)\""
+            )
         }
+        return number
+    }
+
+    /// The http(s) URL with a host after `flag` (`--base-url`).
+    mutating func httpURL(for flag: String) throws -> URL {
+        let text = try value(for: flag)
+        guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme),
+            url.host != nil
+        else { throw PokedexError.usage("\(flag) needs an http(s) URL, not \"\(text)\"") }
+        return url
+    }
+
+    /// The rate in `0...1` after `flag` (`--chaos`).
+    mutating func rate(for flag: String) throws -> Double {
+        let text = try value(for: flag)
+        guard let rate = Double(text), (0...1).contains(rate) else {
+            throw PokedexError.usage("\(flag) needs a rate between 0 and 1, not \"\(text)\"")
+        }
+        return rate
+    }
+
+    /// The positive number of seconds after `flag` (`--token-lifetime`).
+    mutating func seconds(for flag: String) throws -> Double {
+        let text = try value(for: flag)
+        guard let seconds = Double(text), seconds > 0 else {
+            throw PokedexError.usage("\(flag) needs a positive number of seconds, not \"\(text)\"")
+        }
+        return seconds
+    }
+}
+
+/// The words that are not options, and the numbers the commands take, until they become a command.
+private struct CommandWords {
+    var positional: [String] = []
+    var limit = 20
+    var offset = 0
+    var port = 0
+
+    /// The command the words name, with its arguments.
+    func command() throws -> PokedexOptions.Command {
         guard let name = positional.first else { throw PokedexError.usage("no command (see pokedex --help)") }
         let rest = Array(positional.dropFirst())
         func single(_ what: String) throws -> String {
             guard rest.count == 1 else { throw PokedexError.usage("\(name) needs exactly one \(what)") }
             return rest[0]
         }
+        let command: PokedexOptions.Command
         switch name {
-        case "list": options.command = .list(limit: limit, offset: offset)
-        case "show": options.command = .show(try single("name or id"))
-        case "type": options.command = .type(try single("type name"))
-        case "search": options.command = .search(try single("text"))
-        case "sync": options.command = .sync
-        case "serve": options.command = .serve(port: port)
-        case "help": options.command = .help
+        case "list": command = .list(limit: limit, offset: offset)
+        case "show": command = .show(try single("name or id"))
+        case "type": command = .type(try single("type name"))
+        case "search": command = .search(try single("text"))
+        case "sync": command = .sync
+        case "serve": command = .serve(port: port)
+        case "help": command = .help
         default: throw PokedexError.usage("unknown command \"\(name)\" (see pokedex --help)")
         }
         if ["list", "sync", "serve"].contains(name), !rest.isEmpty {
             throw PokedexError.usage("\(name) takes no argument \"\(rest[0])\"")
         }
-        return options
+        return command
     }
 }
