@@ -10,7 +10,7 @@ public final class FileBackedBodyStream: InputStream {
     /// The file holding the body.
     public let fileURL: URL
     /// Whether the file is deleted when this stream is deallocated.
-    public let deletesFileOnDeinit: Bool
+    package let deletesFileOnDeinit: Bool
 
     /// Creates a body stream over a file.
     ///

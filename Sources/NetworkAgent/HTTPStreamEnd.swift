@@ -27,13 +27,13 @@ public struct HTTPStreamEnd: Sendable {
     /// - Parameters:
     ///   - outcome: How the body ended.
     ///   - bytes: The bytes handed to the caller.
-    public init(outcome: Outcome, bytes: Int) {
+    package init(outcome: Outcome, bytes: Int) {
         self.outcome = outcome
         self.bytes = bytes
     }
 
     /// Whether the caller read the body to its end.
-    public var isCompleted: Bool {
+    package var isCompleted: Bool {
         if case .completed = outcome { return true }
         return false
     }

@@ -44,7 +44,7 @@ public struct NetworkAgentError: Error, Sendable, CustomStringConvertible {
         public static let invalidResponse = Code(base: .invalidResponse)
         /// A validation plugin rejected the status code, or a streamed response was not 2xx.
         public static let unacceptableStatus = Code(base: .unacceptableStatus)
-        /// A streamed line could not be decoded (``HTTPByteStream/ndjson(as:decoder:)``).
+        /// A streamed line could not be decoded (``HTTPBodySequence/ndjson(as:decoder:)``).
         public static let decoding = Code(base: .decoding)
         /// A streamed body's consumer fell further behind than the transport's buffer limit allows.
         public static let streamOverflow = Code(base: .streamOverflow)

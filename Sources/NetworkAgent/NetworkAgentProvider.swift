@@ -15,23 +15,17 @@ import FoundationNetworking
 /// at the call site. See ``NetworkAgentPlugin`` for the order in which plugins run.
 public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
     /// The plugins, in registration order.
-    public let plugins: [any NetworkAgentPlugin]
+    let plugins: [any NetworkAgentPlugin]
     /// The agent that builds and sends requests and is handed to plugins for side requests.
-    public let agent: NetworkAgent
+    let agent: NetworkAgent
 
-    /// A provider on the shared URLSession transport.
-    ///
-    /// - Parameter plugins: The interceptor chain, in order.
-    public init(plugins: [any NetworkAgentPlugin] = []) {
-        self.init(plugins: plugins, agent: NetworkAgent())
-    }
-
-    /// A provider on a given agent (and so transport and configuration).
+    /// A provider on an agent (and so a transport and configuration); `NetworkAgentProvider<Api>()` is one on the
+    /// shared URLSession transport without plugins.
     ///
     /// - Parameters:
     ///   - plugins: The interceptor chain, in order.
-    ///   - agent: The agent that builds and sends requests.
-    public init(plugins: [any NetworkAgentPlugin] = [], agent: NetworkAgent) {
+    ///   - agent: The agent that builds and sends requests; by default one on the shared URLSession transport.
+    public init(plugins: [any NetworkAgentPlugin] = [], agent: NetworkAgent = NetworkAgent()) {
         self.plugins = plugins
         self.agent = agent
     }

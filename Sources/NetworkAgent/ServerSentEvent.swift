@@ -1,3 +1,5 @@
+import Foundation
+
 /// One event of a `text/event-stream` body (the WHATWG HTML standard's server-sent events).
 public struct ServerSentEvent: Sendable, Hashable {
     /// The event type: the `event` field, or `message` when there was none.
@@ -25,7 +27,7 @@ public struct ServerSentEvent: Sendable, Hashable {
 }
 
 /// Turns lines of an event stream into events, following the standard's interpretation rules.
-struct ServerSentEventParser {
+struct ServerSentEventParser: LineDecoder {
     private var eventType = ""
     private var data = ""
     private var hasData = false
@@ -69,6 +71,10 @@ struct ServerSentEventParser {
         return nil
     }
 
+    mutating func decode(_ line: String) -> ServerSentEvent? {
+        process(line)
+    }
+
     private mutating func dispatch() -> ServerSentEvent? {
         defer {
             eventType = ""
@@ -87,46 +93,14 @@ struct ServerSentEventParser {
     }
 }
 
-extension HTTPByteStream {
+extension HTTPBodySequence where Element == Data {
     /// The body as server-sent events (`text/event-stream`), dispatched at each blank line.
     ///
     /// Comments are skipped, `data` fields are joined with line feeds, `id` persists across events, and an event
     /// left unfinished when the body ends is discarded, as the standard says.
     ///
     /// - Returns: The events, as they are dispatched.
-    public func serverSentEvents() -> ServerSentEventSequence {
-        ServerSentEventSequence(lines: lines())
-    }
-}
-
-/// The events of an ``HTTPByteStream``, from ``HTTPByteStream/serverSentEvents()``.
-public struct ServerSentEventSequence: AsyncSequence, Sendable {
-    /// A dispatched event.
-    public typealias Element = ServerSentEvent
-
-    let lines: HTTPLineSequence
-
-    /// Makes the iterator.
-    ///
-    /// - Returns: An iterator that parses the lines into events as they arrive.
-    public func makeAsyncIterator() -> Iterator {
-        Iterator(lines: lines.makeAsyncIterator())
-    }
-
-    /// Parses events as their lines arrive.
-    public struct Iterator: AsyncIteratorProtocol {
-        var lines: HTTPLineSequence.Iterator
-        var parser = ServerSentEventParser()
-
-        /// Reads lines up to the next dispatched event.
-        ///
-        /// - Returns: The next event, or `nil` at the end of the body.
-        /// - Throws: ``NetworkAgentError`` when the connection fails or a line is too long.
-        public mutating func next() async throws -> ServerSentEvent? {
-            while let line = try await lines.next() {
-                if let event = parser.process(line) { return event }
-            }
-            return nil
-        }
+    public func serverSentEvents() -> HTTPBodySequence<ServerSentEvent> {
+        HTTPBodySequence<ServerSentEvent>(lifetime: lifetime, decoder: LinesDecoder(ServerSentEventParser()))
     }
 }

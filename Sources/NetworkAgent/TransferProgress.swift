@@ -21,7 +21,7 @@ public struct TransferProgress: Sendable, Hashable {
     public var totalBytesExpectedToReceive: Int?
 
     /// Creates an empty progress value.
-    public init() {}
+    package init() {}
 
     /// The progress handler of the current call; read by the transport when it starts a task. The agent's side-request
     /// methods set it to their own handler (or `nil`) so that they never report to the call they are made in.

@@ -15,7 +15,7 @@ import FoundationNetworking
 ///   the request marks sensitive (`URLRequest.sensitiveHeaderNames`) are removed when a hop leaves the origin
 ///   (an `https` to `http` downgrade included); the mark itself is never sent;
 /// - enforces `URLRequest.timeoutInterval` as the deadline of the whole exchange, sub-second values included; an
-///   infinite one, or one of ``longestTimeout`` or more, means no deadline, and a negative or NaN one fails with
+///   infinite one, or one of 10⁹ seconds (about 31.7 years) or more, means no deadline, and a negative or NaN one fails with
 ///   ``NetworkAgentError/Code/invalidTimeout``;
 /// - stops a transfer the moment its body grows past the calling agent's response limit
 ///   (``NetworkAgentConfiguration/maximumResponseBytes``, ``NetworkAgentEndpoint/maximumResponseBytes``), counted in
@@ -41,7 +41,7 @@ public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
     private let delegate: SessionDelegate
     /// The most redirects followed for one request; `0` returns 3xx responses to the caller.
-    public let maximumRedirects: Int
+    package let maximumRedirects: Int
 
     /// How many times one hop of a request is sent again after libcurl's re-send lost its body. Each time means one
     /// more reused keep-alive connection that died before answering, which libcurl checks for before reusing one,
@@ -51,14 +51,14 @@ public final class URLSessionTransport: HTTPTransport {
     /// The shortest `URLRequest.timeoutInterval`, in seconds, that means no deadline at all: 10⁹ s, about 31.7
     /// years. An infinite interval means none too. Every conversion of an interval below it, to nanoseconds for the
     /// deadline's timer and to milliseconds inside FoundationNetworking, fits in 64 bits.
-    public static let longestTimeout: TimeInterval = 1e9
+    package static let longestTimeout: TimeInterval = 1e9
 
-    /// The default ``streamBufferLimit``: 64 MiB.
+    /// The default most bytes of a streamed body that may wait unread (the initializer's `streamBufferLimit`): 64 MiB.
     public static let defaultStreamBufferLimit = 64 << 20
 
     /// The most bytes of a streamed body that may wait unread before the stream fails with
     /// ``NetworkAgentError/Code/streamOverflow`` (FoundationNetworking cannot pause a download).
-    public let streamBufferLimit: Int
+    package let streamBufferLimit: Int
 
     /// A session configuration without cookie jar or URL cache (FoundationNetworking's shared jar is a file that
     /// every binary in a build folder shares across runs).
@@ -79,8 +79,9 @@ public final class URLSessionTransport: HTTPTransport {
     ///
     /// - Parameters:
     ///   - configuration: The session configuration. Pass one with an `HTTPCookieStorage` to opt in to cookies.
-    ///   - maximumRedirects: See ``maximumRedirects``.
-    ///   - streamBufferLimit: See ``streamBufferLimit``.
+    ///   - maximumRedirects: The most redirects followed for one request; `0` returns 3xx responses to the caller.
+    ///   - streamBufferLimit: The most bytes of a streamed body that may wait unread before the stream fails with
+    ///     ``NetworkAgentError/Code/streamOverflow`` (FoundationNetworking cannot pause a download).
     public init(
         configuration: URLSessionConfiguration = URLSessionTransport.defaultSessionConfiguration(),
         maximumRedirects: Int = URLSessionTransport.defaultMaximumRedirects,
@@ -146,7 +147,7 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     /// How long a request may take: its `timeoutInterval`, or `nil` (no deadline) when that is infinite or at least
-    /// ``longestTimeout``.
+    /// `longestTimeout`.
     ///
     /// - Parameter request: The request.
     /// - Returns: The time limit, or `nil` for none.

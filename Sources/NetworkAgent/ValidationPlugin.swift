@@ -10,7 +10,7 @@ import FoundationNetworking
 /// body. Register it after plugins that handle statuses themselves (a token refresher, a retry).
 public struct ValidationPlugin: NetworkAgentPlugin {
     /// The status codes that pass.
-    public let acceptableStatusCodes: Range<Int>
+    let acceptableStatusCodes: Range<Int>
 
     /// Creates a validation plugin.
     ///
