@@ -35,7 +35,8 @@ import FoundationNetworking
 /// `Range` or conditional headers pass through untouched. Storage failures never fail a request: they become
 /// misses and `cache.error` events.
 ///
-/// Events (source `cache`): `hit`, `miss` (`reason`), `stale` (`reason`), `revalidated`, `stored` (`bytes`),
+/// Events (source `cache`): `hit`, `miss` (`reason`), `stale` (`reason`), `revalidated` (these four of kind
+/// ``/NetworkAgent/NetworkAgentEvent/Kind/cacheLookup(_:)``), `stored` (`bytes`),
 /// `evicted` (`count`, `bytes`), `invalidated` (`count`), `error` (`reason`); ``stats`` counts the same.
 public struct DiskCachePlugin: NetworkAgentPlugin {
     /// The ``/NetworkAgent/NetworkAgentEvent/source`` of the plugin's events: `cache`.

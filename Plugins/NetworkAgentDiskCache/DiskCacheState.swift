@@ -21,9 +21,16 @@ final class DiskCacheState: Sendable {
             default: break
             }
         }
-        NetworkAgentEvents.emit(
-            NetworkAgentEvent(source: DiskCachePlugin.eventSource, name: name, attributes: attributes)
-        )
+        NetworkAgentEvents.emit(NetworkAgentEvent(Self.kind(of: name), attributes: attributes))
+    }
+
+    /// A lookup result (`hit`, `miss`, `revalidated`, `stale`) is the typed
+    /// ``/NetworkAgent/NetworkAgentEvent/Kind/cacheLookup(_:)`` a metrics plugin counts; the rest are `other`.
+    private static func kind(of name: String) -> NetworkAgentEvent.Kind {
+        guard let lookup = NetworkAgentEvent.CacheLookup(rawValue: name) else {
+            return .other(source: DiskCachePlugin.eventSource, name: name)
+        }
+        return .cacheLookup(lookup)
     }
 
     /// The counters so far.

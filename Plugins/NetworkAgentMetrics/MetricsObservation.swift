@@ -11,8 +11,9 @@ public enum MetricsObservation: Hashable, Sendable {
     /// The transport received response headers this many seconds after it started sending, during a request.
     ///
     /// Reported once per exchange with the server that got as far as headers: every attempt and every redirect hop
-    /// (from the transport's `transport.response_headers` event).
+    /// (from the transport's ``/NetworkAgent/NetworkAgentEvent/Kind/responseHeaders(after:)`` event).
     case responseHeaders(MetricsLabels, seconds: Double)
-    /// Another plugin emitted an event during a request (a retry, a token refresh, a cache hit…).
+    /// Another plugin emitted an event during a request (a retry, a token refresh, a cache hit…); switch over its
+    /// ``/NetworkAgent/NetworkAgentEvent/kind``.
     case event(MetricsLabels, NetworkAgentEvent)
 }

@@ -20,8 +20,9 @@ import FoundationNetworking
 /// What it measures, in ``/NetworkAgent/NetworkAgentPlugin/intercept(_:endpoint:next:)``:
 /// - per request (``Level/requests``): duration from entering the exchange to leaving it, status code and class,
 ///   outcome, request and response body sizes, the in-flight count; the time to response headers of every exchange
-///   with the server (from the transport's `transport.response_headers` events); and the events other plugins emit
-///   inside the request (retries, token refreshes, cache results), through ``/NetworkAgent/NetworkAgentEvents``;
+///   with the server (from the transport's ``/NetworkAgent/NetworkAgentEvent/Kind/responseHeaders(after:)`` events);
+///   and the events other plugins emit inside the request (retries, token refreshes, cache results), through
+///   ``/NetworkAgent/NetworkAgentEvents``, told apart by their typed ``/NetworkAgent/NetworkAgentEvent/kind``;
 /// - per attempt (``Level/attempts``): the same for each call of the rest of the chain, which the innermost
 ///   position makes one network attempt.
 ///
@@ -179,10 +180,8 @@ public struct MetricsPlugin: NetworkAgentPlugin {
     /// The transport's time to headers becomes ``MetricsObservation/responseHeaders(_:seconds:)``; every other event
     /// is passed on as it is.
     private static func observation(of event: NetworkAgentEvent, labels: MetricsLabels) -> MetricsObservation {
-        if event.source == "transport", event.name == "response_headers",
-            let seconds = event.attributes["seconds"].flatMap(Double.init), seconds.isFinite, seconds >= 0
-        {
-            return .responseHeaders(labels, seconds: seconds)
+        if case .responseHeaders(let after) = event.kind, after >= .zero {
+            return .responseHeaders(labels, seconds: after.metricsSeconds)
         }
         return .event(labels, event)
     }

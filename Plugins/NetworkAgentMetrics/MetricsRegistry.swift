@@ -34,106 +34,109 @@ public final class MetricsRegistry: MetricsHandler {
     ///
     /// - Parameter observation: What the plugin observed.
     public func handle(_ observation: MetricsObservation) {
-        let limit = configuration.maximumSeriesPerMetric
-        let durations = configuration.durationBuckets
-        let sizes = configuration.sizeBuckets
         switch observation {
         case .requestStarted:
             inFlightCount.withLock { $0 += 1 }
-
         case .requestFinished(let measurement):
             inFlightCount.withLock { $0 -= 1 }
-            let key = OutcomeKey(measurement)
-            let route = RouteKey(measurement.labels)
-            let seconds = measurement.seconds
-            let durationIndex = bucketIndex(of: seconds, in: durations)
-            let sent = measurement.requestBodyBytes.map { (Double($0), bucketIndex(of: Double($0), in: sizes)) }
-            let received = measurement.responseBodyBytes.map { (Double($0), bucketIndex(of: Double($0), in: sizes)) }
-            let window = configuration.quantileWindow
-            state.withLock { state in
-                state.requests.add(1, to: key, limit: limit)
-                state.requestDuration.observe(
-                    seconds,
-                    bucket: durationIndex,
-                    bucketCount: durations.count,
-                    key: route,
-                    limit: limit
-                )
-                if let (bytes, index) = sent {
-                    state.requestBodyBytes.observe(
-                        bytes,
-                        bucket: index,
-                        bucketCount: sizes.count,
-                        key: route,
-                        limit: limit
-                    )
-                }
-                if let (bytes, index) = received {
-                    state.responseBodyBytes.observe(
-                        bytes,
-                        bucket: index,
-                        bucketCount: sizes.count,
-                        key: route,
-                        limit: limit
-                    )
-                }
-                let windowKey = state.windows.count < limit || state.windows[route] != nil ? route : .overflow
-                state.windows[windowKey, default: Window()].add(seconds, capacity: window)
-                state.overallWindow.add(seconds, capacity: window)
-            }
-
+            recordRequest(measurement)
         case .attemptFinished(let measurement):
-            let key = OutcomeKey(measurement)
-            let route = RouteKey(measurement.labels)
-            let seconds = measurement.seconds
-            let index = bucketIndex(of: seconds, in: durations)
-            let sent = UInt64(max(0, measurement.requestBodyBytes ?? 0))
-            let received = UInt64(max(0, measurement.responseBodyBytes ?? 0))
-            state.withLock { state in
-                state.attempts.add(1, to: key, limit: limit)
-                state.attemptDuration.observe(
-                    seconds,
-                    bucket: index,
-                    bucketCount: durations.count,
-                    key: route,
-                    limit: limit
-                )
-                state.attemptRequestBodyBytes.add(sent, to: route, limit: limit)
-                state.attemptResponseBodyBytes.add(received, to: route, limit: limit)
-            }
-
+            recordAttempt(measurement)
         case .responseHeaders(let labels, let seconds):
-            let route = RouteKey(labels)
-            let index = bucketIndex(of: seconds, in: durations)
-            state.withLock { state in
-                state.responseHeaders.observe(
-                    seconds,
-                    bucket: index,
-                    bucketCount: durations.count,
-                    key: route,
-                    limit: limit
-                )
-            }
-
+            recordResponseHeaders(labels, seconds: seconds)
         case .event(let labels, let event):
-            let kind = MetricsEventKind(event)
-            state.withLock { state in
-                switch kind {
-                case .retryScheduled:
-                    state.retries.add(1, to: RouteKey(labels), limit: limit)
-                case .tokenRefresh(let result):
-                    state.tokenRefreshes.add(1, to: ResultKey(result: result), limit: limit)
-                case .cache(let result):
-                    state.cacheEvents.add(
-                        1,
-                        to: RouteResultKey(route: labels.route, method: labels.method, result: result),
-                        limit: limit
-                    )
-                case .other(let source, let name):
-                    state.pluginEvents.add(1, to: EventKey(source: source, name: name), limit: limit)
-                }
+            recordEvent(event.kind, labels: labels)
+        }
+    }
+
+    /// A value for a histogram with its bucket, worked out before the lock.
+    private struct Bucketed {
+        let value: Double
+        let bucket: Int
+        let bucketCount: Int
+
+        init(_ value: Double, in bounds: [Double]) {
+            self.value = value
+            self.bucket = bucketIndex(of: value, in: bounds)
+            self.bucketCount = bounds.count
+        }
+    }
+
+    /// Counts the request, observes its duration and body sizes, and adds its duration to the latency windows.
+    private func recordRequest(_ measurement: MetricsMeasurement) {
+        let key = OutcomeKey(measurement)
+        let route = RouteKey(measurement.labels)
+        let duration = Bucketed(measurement.seconds, in: configuration.durationBuckets)
+        let sent = measurement.requestBodyBytes.map { Bucketed(Double($0), in: configuration.sizeBuckets) }
+        let received = measurement.responseBodyBytes.map { Bucketed(Double($0), in: configuration.sizeBuckets) }
+        state.withLock { state in
+            state.requests.add(1, to: key, limit: configuration.maximumSeriesPerMetric)
+            observe(duration, in: &state.requestDuration, route: route)
+            if let sent { observe(sent, in: &state.requestBodyBytes, route: route) }
+            if let received { observe(received, in: &state.responseBodyBytes, route: route) }
+            addToWindows(duration.value, route: route, in: &state)
+        }
+    }
+
+    /// Counts the attempt, observes its duration and adds its body bytes to the per-route totals.
+    private func recordAttempt(_ measurement: MetricsMeasurement) {
+        let limit = configuration.maximumSeriesPerMetric
+        let key = OutcomeKey(measurement)
+        let route = RouteKey(measurement.labels)
+        let duration = Bucketed(measurement.seconds, in: configuration.durationBuckets)
+        let sent = UInt64(max(0, measurement.requestBodyBytes ?? 0))
+        let received = UInt64(max(0, measurement.responseBodyBytes ?? 0))
+        state.withLock { state in
+            state.attempts.add(1, to: key, limit: limit)
+            observe(duration, in: &state.attemptDuration, route: route)
+            state.attemptRequestBodyBytes.add(sent, to: route, limit: limit)
+            state.attemptResponseBodyBytes.add(received, to: route, limit: limit)
+        }
+    }
+
+    private func recordResponseHeaders(_ labels: MetricsLabels, seconds: Double) {
+        let route = RouteKey(labels)
+        let duration = Bucketed(seconds, in: configuration.durationBuckets)
+        state.withLock { state in observe(duration, in: &state.responseHeaders, route: route) }
+    }
+
+    /// Counts an event by its typed kind: retries by route, token refreshes by result, cache lookups by route and
+    /// result, and every other event by source and name.
+    private func recordEvent(_ kind: NetworkAgentEvent.Kind, labels: MetricsLabels) {
+        let limit = configuration.maximumSeriesPerMetric
+        state.withLock { state in
+            switch kind {
+            case .retryScheduled:
+                state.retries.add(1, to: RouteKey(labels), limit: limit)
+            case .tokenRefresh(let succeeded):
+                state.tokenRefreshes.add(1, to: ResultKey(result: succeeded ? "succeeded" : "failed"), limit: limit)
+            case .cacheLookup(let result):
+                let key = RouteResultKey(route: labels.route, method: labels.method, result: result.rawValue)
+                state.cacheEvents.add(1, to: key, limit: limit)
+            case .responseHeaders, .other:
+                state.pluginEvents.add(1, to: EventKey(source: kind.source, name: kind.name), limit: limit)
             }
         }
+    }
+
+    private func observe(_ value: Bucketed, in series: inout HistogramSeries<RouteKey>, route: RouteKey) {
+        series.observe(
+            value.value,
+            bucket: value.bucket,
+            bucketCount: value.bucketCount,
+            key: route,
+            limit: configuration.maximumSeriesPerMetric
+        )
+    }
+
+    /// Adds a request duration to its route's quantile window (the overflow window once the series limit is
+    /// reached) and to the overall window.
+    private func addToWindows(_ seconds: Double, route: RouteKey, in state: inout MetricsState) {
+        let limit = configuration.maximumSeriesPerMetric
+        let capacity = configuration.quantileWindow
+        let windowKey = state.windows.count < limit || state.windows[route] != nil ? route : .overflow
+        state.windows[windowKey, default: Window()].add(seconds, capacity: capacity)
+        state.overallWindow.add(seconds, capacity: capacity)
     }
 
     /// Forgets every observation. The in-flight gauge keeps counting the requests still running.

@@ -6,9 +6,18 @@ struct MetricsSnapshotBuilder {
     private static let outcomeLabels = ["route", "method", "status_class", "outcome"]
 
     func build(_ state: MetricsState, inFlight: Int) -> MetricsSnapshot {
+        MetricsSnapshot(
+            families: requestFamilies(state, inFlight: inFlight) + attemptFamilies(state) + eventFamilies(state),
+            latency: routeLatency(state),
+            overallLatency: quantiles(state.overallWindow, route: nil, method: nil)
+        )
+    }
+
+    /// Requests, their duration, the in-flight gauge, body sizes and time to headers.
+    private func requestFamilies(_ state: MetricsState, inFlight: Int) -> [MetricsSnapshot.Family] {
         let durations = configuration.durationBuckets
         let sizes = configuration.sizeBuckets
-        let families: [MetricsSnapshot.Family] = [
+        return [
             counter(
                 "networkagent_requests_total",
                 "Requests that went through the exchange, by route, method, status class and outcome.",
@@ -47,6 +56,13 @@ struct MetricsSnapshotBuilder {
                 state.responseHeaders,
                 durations
             ),
+        ]
+    }
+
+    /// Network attempts (with the attempts plugin registered): count, duration and bytes.
+    private func attemptFamilies(_ state: MetricsState) -> [MetricsSnapshot.Family] {
+        let durations = configuration.durationBuckets
+        return [
             counter(
                 "networkagent_attempts_total",
                 "Network attempts, by route, method, status class and outcome (with the attempts plugin registered).",
@@ -71,6 +87,12 @@ struct MetricsSnapshotBuilder {
                 Self.routeLabels,
                 state.attemptResponseBodyBytes
             ),
+        ]
+    }
+
+    /// The events plugins emitted: retries, token refreshes, cache lookups and the rest.
+    private func eventFamilies(_ state: MetricsState) -> [MetricsSnapshot.Family] {
+        [
             counter(
                 "networkagent_retries_total",
                 "Retries scheduled by a retry plugin (event retry.retry_scheduled).",
@@ -96,14 +118,13 @@ struct MetricsSnapshotBuilder {
                 state.pluginEvents
             ),
         ]
-        let latency = state.windows
+    }
+
+    /// The latency quantiles of each route, sorted by route and method.
+    private func routeLatency(_ state: MetricsState) -> [MetricsSnapshot.Quantiles] {
+        state.windows
             .sorted { ($0.key.route, $0.key.method) < ($1.key.route, $1.key.method) }
             .map { quantiles($0.value, route: $0.key.route, method: $0.key.method) }
-        return MetricsSnapshot(
-            families: families,
-            latency: latency,
-            overallLatency: quantiles(state.overallWindow, route: nil, method: nil)
-        )
     }
 
     private func counter<Key: SeriesKey>(

@@ -33,7 +33,8 @@ import FoundationNetworking
 /// - on cancellation of the calling task, during an attempt or the backoff sleep: at once, with
 ///   ``/NetworkAgent/NetworkAgentError/Code/cancelled``, sending nothing more.
 ///
-/// Each decision is emitted as a ``/NetworkAgent/NetworkAgentEvent`` with source `retry`: `retry_scheduled` (`attempt`,
+/// Each decision is emitted as a ``/NetworkAgent/NetworkAgentEvent`` with source `retry`: `retry_scheduled` (kind
+/// ``/NetworkAgent/NetworkAgentEvent/Kind/retryScheduled(delay:)``; `attempt`,
 /// `reason`, `delay_ms`, `delay_source`), `retry_exhausted` (`attempts`, `reason`, `stop`, and `retry_after_ms`
 /// when the server asked for too long) and `retry_vetoed`
 /// (`attempt`, `reason`, `veto`).
@@ -147,7 +148,7 @@ public struct RetryPlugin: NetworkAgentPlugin {
                     return try stopped(after: failure, stop: stop)
                 }
                 emit(
-                    "retry_scheduled",
+                    .retryScheduled(delay: delay),
                     [
                         "attempt": "\(attempt)", "reason": failure.reason.description,
                         "delay_ms": "\(Self.milliseconds(delay))", "delay_source": source.rawValue,
@@ -279,7 +280,7 @@ public struct RetryPlugin: NetworkAgentPlugin {
     ) throws -> (data: Data, response: URLResponse) {
         if stop.isVeto {
             emit(
-                "retry_vetoed",
+                Self.otherEvent("retry_vetoed"),
                 ["attempt": "\(failure.number)", "reason": failure.reason.description, "veto": stop.name]
             )
         } else {
@@ -287,7 +288,7 @@ public struct RetryPlugin: NetworkAgentPlugin {
             if case .retryAfterTooLong(let delay) = stop {
                 attributes["retry_after_ms"] = "\(Self.milliseconds(delay))"
             }
-            emit("retry_exhausted", attributes)
+            emit(Self.otherEvent("retry_exhausted"), attributes)
         }
         if let error = failure.error { throw Self.annotate(error, attempts: failure.number, stop: stop) }
         guard let response = failure.response else {
@@ -296,9 +297,14 @@ public struct RetryPlugin: NetworkAgentPlugin {
         return (data: failure.data ?? Data(), response: response)
     }
 
-    private func emit(_ name: String, _ attributes: [String: String]) {
+    private func emit(_ kind: NetworkAgentEvent.Kind, _ attributes: [String: String]) {
         guard NetworkAgentEvents.hasObservers else { return }
-        NetworkAgentEvents.emit(NetworkAgentEvent(source: "retry", name: name, attributes: attributes))
+        NetworkAgentEvents.emit(NetworkAgentEvent(kind, attributes: attributes))
+    }
+
+    /// An event no other plugin acts on: known by its name only, with source `retry`.
+    private static func otherEvent(_ name: String) -> NetworkAgentEvent.Kind {
+        .other(source: "retry", name: name)
     }
 
     // MARK: - Helpers

@@ -19,7 +19,8 @@ import FoundationNetworking
 ///   retried at most once; a second rejection is returned as it is.
 ///
 /// Emits `token_refresh` events: `refresh_started` (`reason`: `unauthorized` or `proactive`),
-/// `refresh_succeeded`, `refresh_failed` (`session_expired`: `true` or `false`), `refresh_limit_reached` and
+/// `refresh_succeeded`, `refresh_failed` (`session_expired`: `true` or `false`; both of kind
+/// ``/NetworkAgent/NetworkAgentEvent/Kind/tokenRefresh(succeeded:)``), `refresh_limit_reached` and
 /// `request_retried` (`reason`: `refreshed` or `newer_credential`).
 ///
 /// ```swift
@@ -94,8 +95,7 @@ public struct TokenRefreshPlugin: NetworkAgentPlugin {
         if NetworkAgentEvents.hasObservers {
             NetworkAgentEvents.emit(
                 NetworkAgentEvent(
-                    source: "token_refresh",
-                    name: "request_retried",
+                    TokenRefresher.otherEvent("request_retried"),
                     attributes: [
                         "reason": recovery.refreshed ? "refreshed" : "newer_credential",
                         "status": String(http.statusCode),

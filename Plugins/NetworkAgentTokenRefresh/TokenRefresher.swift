@@ -278,7 +278,7 @@ public actor TokenRefresher {
         let window = Self.seconds(refreshWindow)
         refreshStarts.removeAll { started.timeIntervalSince($0) >= window }
         guard refreshStarts.count < maximumRefreshes else {
-            Self.emit("refresh_limit_reached", ["limit": String(maximumRefreshes)])
+            Self.emit(Self.otherEvent("refresh_limit_reached"), ["limit": String(maximumRefreshes)])
             throw Error(
                 .refreshLimitReached,
                 "\(maximumRefreshes) token refreshes within \(refreshWindow) already; not refreshing again"
@@ -293,7 +293,7 @@ public actor TokenRefresher {
         let id = nextRefreshID
         nextRefreshID += 1
         Self.emit(
-            "refresh_started",
+            Self.otherEvent("refresh_started"),
             ["reason": proactive ? "proactive" : "unauthorized", "version": String(version)]
         )
         let token = current
@@ -327,7 +327,7 @@ public actor TokenRefresher {
             if let expiresAt = token.expiresAt, now().addingTimeInterval(Self.seconds(refreshMargin)) >= expiresAt {
                 proactiveSpent = version
             }
-            Self.emit("refresh_succeeded", ["version": String(version)])
+            Self.emit(.tokenRefresh(succeeded: true), ["version": String(version)])
             resumeWaiters(with: .success(Lease(credential: token.credential, version: version)))
             return nil
         case .failure(let rejection as RefreshRejected):
@@ -337,11 +337,11 @@ public actor TokenRefresher {
                 underlying: rejection
             )
             expired = error
-            Self.emit("refresh_failed", ["error": Self.label(rejection), "session_expired": "true"])
+            Self.emit(.tokenRefresh(succeeded: false), ["error": Self.label(rejection), "session_expired": "true"])
             resumeWaiters(with: .failure(error))
             return error
         case .failure(let failure):
-            Self.emit("refresh_failed", ["error": Self.label(failure), "session_expired": "false"])
+            Self.emit(.tokenRefresh(succeeded: false), ["error": Self.label(failure), "session_expired": "false"])
             resumeWaiters(with: .failure(Self.transientError(failure)))
             return nil
         }
@@ -413,9 +413,14 @@ public actor TokenRefresher {
         }
     }
 
-    private static func emit(_ name: String, _ attributes: [String: String]) {
+    private static func emit(_ kind: NetworkAgentEvent.Kind, _ attributes: [String: String]) {
         guard NetworkAgentEvents.hasObservers else { return }
-        NetworkAgentEvents.emit(NetworkAgentEvent(source: "token_refresh", name: name, attributes: attributes))
+        NetworkAgentEvents.emit(NetworkAgentEvent(kind, attributes: attributes))
+    }
+
+    /// An event no other plugin acts on: known by its name only, with source `token_refresh`.
+    static func otherEvent(_ name: String) -> NetworkAgentEvent.Kind {
+        .other(source: "token_refresh", name: name)
     }
 
     /// A metrics-safe label for a refresh error: the agent's code, or the error's type name.

@@ -2,24 +2,101 @@
 ///
 /// Plugins emit events with ``NetworkAgentEvents/emit(_:)``; observers such as a metrics or logging plugin receive
 /// the events emitted inside the calls they wrap, without the plugins knowing each other.
+///
+/// An event has two faces. Its ``kind`` is the typed value a consumer switches over: the events another plugin
+/// acts on (time to headers, a retry, a token refresh, a cache lookup) each have a case with typed values, so no
+/// observer parses a name or an attribute string. Every other event is ``Kind/other(source:name:)``. Its
+/// ``source``, ``name`` and ``attributes`` describe it for people (logs); they are derived from the kind, so the
+/// two never disagree.
+///
+/// ```swift
+/// let retry = NetworkAgentEvent(.retryScheduled(delay: .milliseconds(200)), attributes: ["attempt": "1"])
+/// let custom = NetworkAgentEvent(source: "my_plugin", name: "warmed_up")
+/// switch retry.kind {
+/// case .retryScheduled(let delay): print("retrying in \(delay), logged as \(retry)")  // retry.retry_scheduled attempt=1
+/// default: print(custom)  // my_plugin.warmed_up
+/// }
+/// ```
 public struct NetworkAgentEvent: Sendable, Hashable, CustomStringConvertible {
-    /// The emitting plugin, a stable lowercase name such as `retry`, `token_refresh` or `cache`.
-    public var source: String
-    /// What happened, a stable lowercase name such as `retry_scheduled` or `hit`.
-    public var name: String
-    /// Details, e.g. `attempt`, `delay_ms` or `reason`. Never credentials.
+    /// What happened, as a value an observer switches over.
+    ///
+    /// The cases other than ``other(source:name:)`` are the events the bundled plugins emit and the metrics plugin
+    /// counts; they live in the core so that emitter and observer share one type without depending on each other.
+    public enum Kind: Sendable, Hashable {
+        /// The transport received response headers this long after it started sending (`transport.response_headers`).
+        case responseHeaders(after: Duration)
+        /// A retry plugin scheduled another attempt after this backoff (`retry.retry_scheduled`).
+        case retryScheduled(delay: Duration)
+        /// A token refresh finished (`token_refresh.refresh_succeeded` or `token_refresh.refresh_failed`).
+        case tokenRefresh(succeeded: Bool)
+        /// A cache answered a lookup (`cache.hit`, `cache.miss`, `cache.revalidated` or `cache.stale`).
+        case cacheLookup(CacheLookup)
+        /// Any other event, known to people by its stable lowercase source and name.
+        case other(source: String, name: String)
+
+        /// The emitting plugin's stable lowercase name, such as `retry`, `token_refresh` or `cache`.
+        public var source: String {
+            switch self {
+            case .responseHeaders: "transport"
+            case .retryScheduled: "retry"
+            case .tokenRefresh: "token_refresh"
+            case .cacheLookup: "cache"
+            case .other(let source, _): source
+            }
+        }
+
+        /// What happened, a stable lowercase name such as `retry_scheduled` or `hit`.
+        public var name: String {
+            switch self {
+            case .responseHeaders: "response_headers"
+            case .retryScheduled: "retry_scheduled"
+            case .tokenRefresh(let succeeded): succeeded ? "refresh_succeeded" : "refresh_failed"
+            case .cacheLookup(let result): result.rawValue
+            case .other(_, let name): name
+            }
+        }
+    }
+
+    /// How a cache answered a lookup; the raw value is the event's name.
+    public enum CacheLookup: String, Sendable, Hashable, CaseIterable {
+        /// Served from the cache, fresh.
+        case hit
+        /// Not served from the cache: the request went to the server.
+        case miss
+        /// Served from the cache after the server confirmed it with `304 Not Modified`.
+        case revalidated
+        /// Served from the cache past its freshness, as the request or the response allowed.
+        case stale
+    }
+
+    /// What happened, as a typed value.
+    public var kind: Kind
+    /// Details for people, e.g. `attempt`, `delay_ms` or `reason`. Never credentials.
     public var attributes: [String: String]
 
-    /// Creates an event.
+    /// The emitting plugin's stable name, from ``kind``.
+    public var source: String { kind.source }
+    /// What happened, a stable lowercase name, from ``kind``.
+    public var name: String { kind.name }
+
+    /// Creates an event of a typed kind.
+    ///
+    /// - Parameters:
+    ///   - kind: What happened.
+    ///   - attributes: Details for people; never credentials.
+    public init(_ kind: Kind, attributes: [String: String] = [:]) {
+        self.kind = kind
+        self.attributes = attributes
+    }
+
+    /// Creates an event of kind ``Kind/other(source:name:)``, which observers know only by its source and name.
     ///
     /// - Parameters:
     ///   - source: The emitting plugin's stable name.
     ///   - name: What happened.
     ///   - attributes: Details; never credentials.
     public init(source: String, name: String, attributes: [String: String] = [:]) {
-        self.source = source
-        self.name = name
-        self.attributes = attributes
+        self.init(.other(source: source, name: name), attributes: attributes)
     }
 
     /// `source.name key=value …`, attributes sorted by key.

@@ -29,7 +29,8 @@ import FoundationNetworking
 /// - streams response bodies through one session-level delegate (`bytes(for:)` does not exist on Linux).
 ///
 /// URLSession's task metrics are never delivered on Linux, so for each attempt that received response headers the
-/// transport emits a ``NetworkAgentEvent`` `transport.response_headers` with the time to headers in `seconds`, and
+/// transport emits a ``NetworkAgentEvent`` ``NetworkAgentEvent/Kind/responseHeaders(after:)``
+/// (`transport.response_headers`, with the time to headers in a `seconds` attribute for logs), and
 /// `transport.body_resent` (with the `method`) each time it sends a request again because its body was lost.
 public final class URLSessionTransport: HTTPTransport {
     /// The transport behind `NetworkAgent()`: the default configuration, created on first use.
@@ -366,11 +367,7 @@ public final class URLSessionTransport: HTTPTransport {
     private static func reportHeaders(after duration: Duration) {
         guard NetworkAgentEvents.hasObservers else { return }
         NetworkAgentEvents.emit(
-            NetworkAgentEvent(
-                source: "transport",
-                name: "response_headers",
-                attributes: ["seconds": "\(duration.timeInterval)"]
-            )
+            NetworkAgentEvent(.responseHeaders(after: duration), attributes: ["seconds": "\(duration.timeInterval)"])
         )
     }
 

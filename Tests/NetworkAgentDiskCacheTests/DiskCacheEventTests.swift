@@ -35,6 +35,16 @@ import FoundationNetworking
                 "evicted", "invalidated",
             ]
         )
+        // The lookups are typed for observers such as the metrics plugin; the rest are known by name only.
+        #expect(
+            cache.events.all.filter { $0.source == DiskCachePlugin.eventSource }.map(\.kind) == [
+                .cacheLookup(.miss), .other(source: "cache", name: "stored"), .cacheLookup(.hit),
+                .cacheLookup(.revalidated), .other(source: "cache", name: "stored"), .cacheLookup(.hit),
+                .cacheLookup(.miss), .other(source: "cache", name: "stored"), .cacheLookup(.miss),
+                .other(source: "cache", name: "stored"), .other(source: "cache", name: "evicted"),
+                .other(source: "cache", name: "invalidated"),
+            ]
+        )
         let stats = cache.plugin.stats
         #expect(stats.hits == 2)
         #expect(stats.misses == 3)

@@ -200,7 +200,7 @@ import FoundationNetworking
     @Test func eventsOfInnerPluginsAndCacheAnswersAreLogged() async throws {
         let server = try LoopbackServer { _ in .text("network") }
         let collector = RecordCollector()
-        let retry = NetworkAgentEvent(source: "retry", name: "retry_scheduled", attributes: ["attempt": "1"])
+        let retry = NetworkAgentEvent(.retryScheduled(delay: .zero), attributes: ["attempt": "1"])
         let (data, _) = try await provider([.logging(sink: collector.sink), EventEmitter(event: retry), CannedAnswer()])
             .request(endpoint: TestEndpoint(baseURL: server.baseURL))
         #expect(String(decoding: data, as: UTF8.self) == "cached")

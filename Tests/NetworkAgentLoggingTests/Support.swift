@@ -63,7 +63,7 @@ struct CannedAnswer: NetworkAgentPlugin {
         endpoint: any NetworkAgentEndpoint,
         next: NetworkAgentExchange
     ) async throws -> (data: Data, response: URLResponse) {
-        NetworkAgentEvents.emit(NetworkAgentEvent(source: "cache", name: "hit", attributes: ["age_s": "3"]))
+        NetworkAgentEvents.emit(NetworkAgentEvent(.cacheLookup(.hit), attributes: ["age_s": "3"]))
         guard let url = request.url,
             let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])
         else { throw NetworkAgentError(.invalidResponse, "no URL") }
@@ -85,7 +85,7 @@ struct SimpleRetry: NetworkAgentPlugin {
             let result = try await next(request)
             guard (result.response as? HTTPURLResponse)?.statusCode == 503, attempt < attempts else { return result }
             NetworkAgentEvents.emit(
-                NetworkAgentEvent(source: "retry", name: "retry_scheduled", attributes: ["attempt": String(attempt)])
+                NetworkAgentEvent(.retryScheduled(delay: .zero), attributes: ["attempt": String(attempt)])
             )
             attempt += 1
         }

@@ -117,7 +117,7 @@ import FoundationNetworking
                     for index in 0..<2000 {
                         registry.handle(.requestStarted(labels))
                         registry.handle(.requestFinished(Self.measurement(seconds: Double((task + index) % 2))))
-                        registry.handle(.event(labels, NetworkAgentEvent(source: "retry", name: "retry_scheduled")))
+                        registry.handle(.event(labels, NetworkAgentEvent(.retryScheduled(delay: .zero))))
                     }
                 }
             }
@@ -137,7 +137,7 @@ import FoundationNetworking
         let provider = NetworkAgentProvider<LoadApi>(
             plugins: [
                 .metrics(MetricsRegistry(), forwardingTo: [handler]),
-                EventEmitter(event: NetworkAgentEvent(source: "cache", name: "miss")),
+                EventEmitter(event: NetworkAgentEvent(.cacheLookup(.miss))),
             ],
             agent: NetworkAgent(transport: stub)
         )
@@ -146,7 +146,7 @@ import FoundationNetworking
         let labels = MetricsLabels(route: "fast", method: "GET")
         try #require(observations.count == 3)
         #expect(observations[0] == .requestStarted(labels))
-        #expect(observations[1] == .event(labels, NetworkAgentEvent(source: "cache", name: "miss")))
+        #expect(observations[1] == .event(labels, NetworkAgentEvent(.cacheLookup(.miss))))
         guard case .requestFinished(let finished) = observations[2] else {
             Issue.record("expected requestFinished, got \(observations[2])")
             return
@@ -165,7 +165,7 @@ import FoundationNetworking
         registry.handle(.requestStarted(labels))
         registry.handle(.requestFinished(Self.measurement(seconds: 0.3)))
         registry.handle(.responseHeaders(labels, seconds: 0.1))
-        registry.handle(.event(labels, NetworkAgentEvent(source: "token_refresh", name: "refresh_failed")))
+        registry.handle(.event(labels, NetworkAgentEvent(.tokenRefresh(succeeded: false))))
         let snapshot = registry.snapshot()
         let json = try JSONEncoder().encode(snapshot)
         let decoded = try JSONDecoder().decode(MetricsSnapshot.self, from: json)
@@ -255,17 +255,29 @@ import FoundationNetworking
     }
 
     @Test func eventKinds() {
-        func kind(_ source: String, _ name: String) -> MetricsEventKind {
-            MetricsEventKind(NetworkAgentEvent(source: source, name: name))
+        func kind(_ kind: NetworkAgentEvent.Kind) -> String {
+            let event = NetworkAgentEvent(kind)
+            return event.source + "." + event.name
         }
-        #expect(kind("retry", "retry_scheduled") == .retryScheduled)
-        #expect(kind("retry", "gave_up") == .other(source: "retry", name: "gave_up"))
-        #expect(kind("token_refresh", "refresh_succeeded") == .tokenRefresh(result: "succeeded"))
-        #expect(kind("token_refresh", "refresh_failed") == .tokenRefresh(result: "failed"))
-        #expect(kind("token_refresh", "refresh_started") == .other(source: "token_refresh", name: "refresh_started"))
-        for result in ["hit", "miss", "revalidated", "stale"] {
-            #expect(kind("cache", result) == .cache(result: result))
+        #expect(kind(.retryScheduled(delay: .seconds(1))) == "retry.retry_scheduled")
+        #expect(kind(.other(source: "retry", name: "gave_up")) == "retry.gave_up")
+        #expect(kind(.tokenRefresh(succeeded: true)) == "token_refresh.refresh_succeeded")
+        #expect(kind(.tokenRefresh(succeeded: false)) == "token_refresh.refresh_failed")
+        #expect(kind(.other(source: "token_refresh", name: "refresh_started")) == "token_refresh.refresh_started")
+        for result in NetworkAgentEvent.CacheLookup.allCases {
+            #expect(kind(.cacheLookup(result)) == "cache." + result.rawValue)
         }
-        #expect(kind("cache", "stored") == .other(source: "cache", name: "stored"))
+        #expect(kind(.responseHeaders(after: .zero)) == "transport.response_headers")
+        #expect(NetworkAgentEvent(source: "cache", name: "stored").kind == .other(source: "cache", name: "stored"))
+        // A name alone never makes a typed event: it is counted as an other plugin event.
+        let registry = MetricsRegistry()
+        let labels = MetricsLabels(route: "r", method: "GET")
+        registry.handle(.event(labels, NetworkAgentEvent(source: "retry", name: "retry_scheduled")))
+        #expect(!registry.prometheusText().contains("networkagent_retries_total{"))
+        #expect(
+            registry.prometheusText().contains(
+                #"networkagent_plugin_events_total{source="retry",name="retry_scheduled"} 1"#
+            )
+        )
     }
 }

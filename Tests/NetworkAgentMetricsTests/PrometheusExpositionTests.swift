@@ -30,9 +30,9 @@ import Testing
         let load = NetworkAgentProvider<LoadApi>(
             plugins: [
                 .metrics(registry),
-                EventEmitter(event: NetworkAgentEvent(source: "retry", name: "retry_scheduled")),
-                EventEmitter(event: NetworkAgentEvent(source: "cache", name: "miss")),
-                EventEmitter(event: NetworkAgentEvent(source: "token_refresh", name: "refresh_succeeded")),
+                EventEmitter(event: NetworkAgentEvent(.retryScheduled(delay: .zero))),
+                EventEmitter(event: NetworkAgentEvent(.cacheLookup(.miss))),
+                EventEmitter(event: NetworkAgentEvent(.tokenRefresh(succeeded: true))),
                 .metricsAttempts(registry),
             ],
             agent: agent

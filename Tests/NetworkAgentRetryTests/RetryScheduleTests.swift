@@ -46,6 +46,12 @@ import FoundationNetworking
                 "50", "100", "200", "400",
             ]
         )
+        // The same delays as typed values, for observers such as the metrics plugin.
+        let delays = result.events.compactMap { event -> Duration? in
+            guard case .retryScheduled(let delay) = event.kind else { return nil }
+            return delay
+        }
+        #expect(delays == [.milliseconds(50), .milliseconds(100), .milliseconds(200), .milliseconds(400)])
     }
 
     @Test func withoutJitterTheDelaysGrowByTheMultiplierUpToTheMaximum() async throws {

@@ -91,5 +91,10 @@ import FoundationNetworking
         #expect(events.map(\.name) == ["response_headers"])
         let seconds = try #require(events.first?.attributes["seconds"].flatMap(Double.init))
         #expect(seconds > 0 && seconds < 10)
+        guard case .responseHeaders(let after) = events.first?.kind else {
+            Issue.record("not a typed response headers event: \(events)")
+            return
+        }
+        #expect(after > .zero && after < .seconds(10))
     }
 }

@@ -97,6 +97,7 @@ import FoundationNetworking
             }
         }
         #expect(log.named("refresh_failed").map { $0.attributes["session_expired"] } == ["false"])
+        #expect(log.named("refresh_failed").map(\.kind) == [.tokenRefresh(succeeded: false)])
         // The session and its refresh token are kept; nobody was signed out.
         #expect(await !refresher.isSessionExpired)
         #expect(await refresher.token == original)

@@ -50,7 +50,7 @@ struct FakeRetry: NetworkAgentPlugin {
             let result = try await next(request)
             guard (result.response as? HTTPURLResponse)?.statusCode == 503, attempt < attempts else { return result }
             NetworkAgentEvents.emit(
-                NetworkAgentEvent(source: "retry", name: "retry_scheduled", attributes: ["attempt": "\(attempt)"])
+                NetworkAgentEvent(.retryScheduled(delay: .zero), attributes: ["attempt": "\(attempt)"])
             )
             attempt += 1
         }
@@ -71,18 +71,18 @@ final class FakeCache: NetworkAgentPlugin {
             return try await next(request)
         }
         if url.path == "/stale" {
-            NetworkAgentEvents.emit(NetworkAgentEvent(source: "cache", name: "stale"))
+            NetworkAgentEvents.emit(NetworkAgentEvent(.cacheLookup(.stale)))
             let result = try await next(request)
-            NetworkAgentEvents.emit(NetworkAgentEvent(source: "cache", name: "revalidated"))
+            NetworkAgentEvents.emit(NetworkAgentEvent(.cacheLookup(.revalidated)))
             return result
         }
         if let data = stored.withLock({ $0[url.path] }),
             let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: nil)
         {
-            NetworkAgentEvents.emit(NetworkAgentEvent(source: "cache", name: "hit"))
+            NetworkAgentEvents.emit(NetworkAgentEvent(.cacheLookup(.hit)))
             return (data: data, response: response)
         }
-        NetworkAgentEvents.emit(NetworkAgentEvent(source: "cache", name: "miss"))
+        NetworkAgentEvents.emit(NetworkAgentEvent(.cacheLookup(.miss)))
         let result = try await next(request)
         stored.withLock { $0[url.path] = result.data }
         NetworkAgentEvents.emit(NetworkAgentEvent(source: "cache", name: "stored"))
@@ -102,7 +102,7 @@ struct FakeTokenRefresh: NetworkAgentPlugin {
         guard (result.response as? HTTPURLResponse)?.statusCode == 401 else { return result }
         NetworkAgentEvents.emit(NetworkAgentEvent(source: "token_refresh", name: "refresh_started"))
         let token = await Task {
-            NetworkAgentEvents.emit(NetworkAgentEvent(source: "token_refresh", name: "refresh_succeeded"))
+            NetworkAgentEvents.emit(NetworkAgentEvent(.tokenRefresh(succeeded: true)))
             return "fresh"
         }.value
         var retried = request
