@@ -36,7 +36,7 @@ import FoundationNetworking
 /// misses and `cache.error` events.
 ///
 /// Events (source `cache`): `hit`, `miss` (`reason`), `stale` (`reason`), `revalidated` (these four of kind
-/// ``/NetworkAgent/NetworkAgentEvent/Kind/cacheLookup(_:)``), `stored` (`bytes`),
+/// ``/NetworkAgent/NetworkAgentEvent/Kind/cacheHit`` and its siblings), `stored` (`bytes`),
 /// `evicted` (`count`, `bytes`), `invalidated` (`count`), `error` (`reason`); ``stats`` counts the same.
 public struct DiskCachePlugin: NetworkAgentPlugin {
     /// The ``/NetworkAgent/NetworkAgentEvent/source`` of the plugin's events: `cache`.

@@ -24,13 +24,16 @@ final class DiskCacheState: Sendable {
         NetworkAgentEvents.emit(NetworkAgentEvent(Self.kind(of: name), attributes: attributes))
     }
 
-    /// A lookup result (`hit`, `miss`, `revalidated`, `stale`) is the typed
-    /// ``/NetworkAgent/NetworkAgentEvent/Kind/cacheLookup(_:)`` a metrics plugin counts; the rest are `other`.
+    /// A lookup result (`hit`, `miss`, `revalidated`, `stale`) is the typed cache kind a metrics plugin counts
+    /// (``/NetworkAgent/NetworkAgentEvent/Kind/cacheHit`` and its siblings); the rest are `other`.
     private static func kind(of name: String) -> NetworkAgentEvent.Kind {
-        guard let lookup = NetworkAgentEvent.CacheLookup(rawValue: name) else {
-            return .other(source: DiskCachePlugin.eventSource, name: name)
+        switch name {
+        case "hit": .cacheHit
+        case "miss": .cacheMiss
+        case "revalidated": .cacheRevalidated
+        case "stale": .cacheStale
+        default: .other(source: DiskCachePlugin.eventSource, name: name)
         }
-        return .cacheLookup(lookup)
     }
 
     /// The counters so far.

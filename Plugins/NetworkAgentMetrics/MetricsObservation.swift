@@ -1,7 +1,7 @@
 import NetworkAgent
 
 /// One thing the metrics plugin observed, handed to every ``MetricsHandler``.
-public enum MetricsObservation: Hashable, Sendable {
+public enum MetricsObservation: Equatable, Sendable {
     /// A request entered the exchange: the in-flight gauge goes up.
     case requestStarted(MetricsLabels)
     /// A request left the exchange, with or without a response: the in-flight gauge goes down.

@@ -110,8 +110,8 @@ public final class MetricsRegistry: MetricsHandler {
                 state.retries.add(1, to: RouteKey(labels), limit: limit)
             case .tokenRefresh(let succeeded):
                 state.tokenRefreshes.add(1, to: ResultKey(result: succeeded ? "succeeded" : "failed"), limit: limit)
-            case .cacheLookup(let result):
-                let key = RouteResultKey(route: labels.route, method: labels.method, result: result.rawValue)
+            case .cacheHit, .cacheMiss, .cacheRevalidated, .cacheStale:
+                let key = RouteResultKey(route: labels.route, method: labels.method, result: kind.name)
                 state.cacheEvents.add(1, to: key, limit: limit)
             case .responseHeaders, .other:
                 state.pluginEvents.add(1, to: EventKey(source: kind.source, name: kind.name), limit: limit)

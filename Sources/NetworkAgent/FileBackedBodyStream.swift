@@ -31,7 +31,7 @@ public final class FileBackedBodyStream: InputStream {
     }
 
     /// The size of the file in bytes, or `nil` when it cannot be read.
-    public var fileSize: Int? {
+    package var fileSize: Int? {
         Self.size(ofFileAt: fileURL)
     }
 

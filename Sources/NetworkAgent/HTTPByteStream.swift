@@ -54,5 +54,5 @@ public struct HTTPStreamResponse: Sendable {
     }
 
     /// The status code.
-    public var statusCode: Int { response.statusCode }
+    package var statusCode: Int { response.statusCode }
 }

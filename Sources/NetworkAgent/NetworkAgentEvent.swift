@@ -17,56 +17,55 @@
 /// default: print(custom)  // my_plugin.warmed_up
 /// }
 /// ```
-public struct NetworkAgentEvent: Sendable, Hashable, CustomStringConvertible {
+public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
     /// What happened, as a value an observer switches over.
     ///
     /// The cases other than ``other(source:name:)`` are the events the bundled plugins emit and the metrics plugin
     /// counts; they live in the core so that emitter and observer share one type without depending on each other.
-    public enum Kind: Sendable, Hashable {
+    public enum Kind: Sendable, Equatable {
         /// The transport received response headers this long after it started sending (`transport.response_headers`).
         case responseHeaders(after: Duration)
         /// A retry plugin scheduled another attempt after this backoff (`retry.retry_scheduled`).
         case retryScheduled(delay: Duration)
         /// A token refresh finished (`token_refresh.refresh_succeeded` or `token_refresh.refresh_failed`).
         case tokenRefresh(succeeded: Bool)
-        /// A cache answered a lookup (`cache.hit`, `cache.miss`, `cache.revalidated` or `cache.stale`).
-        case cacheLookup(CacheLookup)
+        /// A cache served a fresh stored response (`cache.hit`).
+        case cacheHit
+        /// A cache lookup found nothing it could serve: the request went to the server (`cache.miss`).
+        case cacheMiss
+        /// A cache served a stored response after the server confirmed it with `304 Not Modified`
+        /// (`cache.revalidated`).
+        case cacheRevalidated
+        /// A cache served a stored response past its freshness, as the request or the response allowed
+        /// (`cache.stale`).
+        case cacheStale
         /// Any other event, known to people by its stable lowercase source and name.
         case other(source: String, name: String)
 
         /// The emitting plugin's stable lowercase name, such as `retry`, `token_refresh` or `cache`.
-        public var source: String {
+        package var source: String {
             switch self {
             case .responseHeaders: "transport"
             case .retryScheduled: "retry"
             case .tokenRefresh: "token_refresh"
-            case .cacheLookup: "cache"
+            case .cacheHit, .cacheMiss, .cacheRevalidated, .cacheStale: "cache"
             case .other(let source, _): source
             }
         }
 
         /// What happened, a stable lowercase name such as `retry_scheduled` or `hit`.
-        public var name: String {
+        package var name: String {
             switch self {
             case .responseHeaders: "response_headers"
             case .retryScheduled: "retry_scheduled"
             case .tokenRefresh(let succeeded): succeeded ? "refresh_succeeded" : "refresh_failed"
-            case .cacheLookup(let result): result.rawValue
+            case .cacheHit: "hit"
+            case .cacheMiss: "miss"
+            case .cacheRevalidated: "revalidated"
+            case .cacheStale: "stale"
             case .other(_, let name): name
             }
         }
-    }
-
-    /// How a cache answered a lookup; the raw value is the event's name.
-    public enum CacheLookup: String, Sendable, Hashable, CaseIterable {
-        /// Served from the cache, fresh.
-        case hit
-        /// Not served from the cache: the request went to the server.
-        case miss
-        /// Served from the cache after the server confirmed it with `304 Not Modified`.
-        case revalidated
-        /// Served from the cache past its freshness, as the request or the response allowed.
-        case stale
     }
 
     /// What happened, as a typed value.
@@ -129,7 +128,7 @@ public enum NetworkAgentEvents {
     }
 
     /// Whether any observer would receive an emitted event; lets a plugin skip building one.
-    public static var hasObservers: Bool { !observers.isEmpty }
+    package static var hasObservers: Bool { !observers.isEmpty }
 
     /// Runs `operation` with `observer` receiving the events emitted inside it (and in tasks it creates,
     /// detached tasks excepted), as well as any observers installed further out.

@@ -18,7 +18,7 @@ public struct ServerSentEvent: Sendable, Hashable {
     ///   - data: The data.
     ///   - id: The last event ID.
     ///   - retry: The reconnection time.
-    public init(event: String = "message", data: String, id: String? = nil, retry: Duration? = nil) {
+    package init(event: String = "message", data: String, id: String? = nil, retry: Duration? = nil) {
         self.event = event
         self.data = data
         self.id = id

@@ -15,7 +15,7 @@ public struct ValidationPlugin: NetworkAgentPlugin {
     /// Creates a validation plugin.
     ///
     /// - Parameter acceptableStatusCodes: The status codes that pass; defaults to `200..<300`.
-    public init(acceptableStatusCodes: Range<Int> = 200..<300) {
+    package init(acceptableStatusCodes: Range<Int> = 200..<300) {
         self.acceptableStatusCodes = acceptableStatusCodes
     }
 

@@ -38,9 +38,9 @@ import FoundationNetworking
         // The lookups are typed for observers such as the metrics plugin; the rest are known by name only.
         #expect(
             cache.events.all.filter { $0.source == DiskCachePlugin.eventSource }.map(\.kind) == [
-                .cacheLookup(.miss), .other(source: "cache", name: "stored"), .cacheLookup(.hit),
-                .cacheLookup(.revalidated), .other(source: "cache", name: "stored"), .cacheLookup(.hit),
-                .cacheLookup(.miss), .other(source: "cache", name: "stored"), .cacheLookup(.miss),
+                .cacheMiss, .other(source: "cache", name: "stored"), .cacheHit,
+                .cacheRevalidated, .other(source: "cache", name: "stored"), .cacheHit,
+                .cacheMiss, .other(source: "cache", name: "stored"), .cacheMiss,
                 .other(source: "cache", name: "stored"), .other(source: "cache", name: "evicted"),
                 .other(source: "cache", name: "invalidated"),
             ]

@@ -63,7 +63,7 @@ struct CannedAnswer: NetworkAgentPlugin {
         endpoint: any NetworkAgentEndpoint,
         next: NetworkAgentExchange
     ) async throws -> (data: Data, response: URLResponse) {
-        NetworkAgentEvents.emit(NetworkAgentEvent(.cacheLookup(.hit), attributes: ["age_s": "3"]))
+        NetworkAgentEvents.emit(NetworkAgentEvent(.cacheHit, attributes: ["age_s": "3"]))
         guard let url = request.url,
             let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])
         else { throw NetworkAgentError(.invalidResponse, "no URL") }

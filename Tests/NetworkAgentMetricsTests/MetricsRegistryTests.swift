@@ -137,7 +137,7 @@ import FoundationNetworking
         let provider = NetworkAgentProvider<LoadApi>(
             plugins: [
                 .metrics(MetricsRegistry(), forwardingTo: [handler]),
-                EventEmitter(event: NetworkAgentEvent(.cacheLookup(.miss))),
+                EventEmitter(event: NetworkAgentEvent(.cacheMiss)),
             ],
             agent: NetworkAgent(transport: stub)
         )
@@ -146,7 +146,7 @@ import FoundationNetworking
         let labels = MetricsLabels(route: "fast", method: "GET")
         try #require(observations.count == 3)
         #expect(observations[0] == .requestStarted(labels))
-        #expect(observations[1] == .event(labels, NetworkAgentEvent(.cacheLookup(.miss))))
+        #expect(observations[1] == .event(labels, NetworkAgentEvent(.cacheMiss)))
         guard case .requestFinished(let finished) = observations[2] else {
             Issue.record("expected requestFinished, got \(observations[2])")
             return
@@ -264,9 +264,10 @@ import FoundationNetworking
         #expect(kind(.tokenRefresh(succeeded: true)) == "token_refresh.refresh_succeeded")
         #expect(kind(.tokenRefresh(succeeded: false)) == "token_refresh.refresh_failed")
         #expect(kind(.other(source: "token_refresh", name: "refresh_started")) == "token_refresh.refresh_started")
-        for result in NetworkAgentEvent.CacheLookup.allCases {
-            #expect(kind(.cacheLookup(result)) == "cache." + result.rawValue)
-        }
+        #expect(kind(.cacheHit) == "cache.hit")
+        #expect(kind(.cacheMiss) == "cache.miss")
+        #expect(kind(.cacheRevalidated) == "cache.revalidated")
+        #expect(kind(.cacheStale) == "cache.stale")
         #expect(kind(.responseHeaders(after: .zero)) == "transport.response_headers")
         #expect(NetworkAgentEvent(source: "cache", name: "stored").kind == .other(source: "cache", name: "stored"))
         // A name alone never makes a typed event: it is counted as an other plugin event.

@@ -31,7 +31,7 @@ import Testing
             plugins: [
                 .metrics(registry),
                 EventEmitter(event: NetworkAgentEvent(.retryScheduled(delay: .zero))),
-                EventEmitter(event: NetworkAgentEvent(.cacheLookup(.miss))),
+                EventEmitter(event: NetworkAgentEvent(.cacheMiss)),
                 EventEmitter(event: NetworkAgentEvent(.tokenRefresh(succeeded: true))),
                 .metricsAttempts(registry),
             ],

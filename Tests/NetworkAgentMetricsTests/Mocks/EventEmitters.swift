@@ -71,18 +71,18 @@ final class FakeCache: NetworkAgentPlugin {
             return try await next(request)
         }
         if url.path == "/stale" {
-            NetworkAgentEvents.emit(NetworkAgentEvent(.cacheLookup(.stale)))
+            NetworkAgentEvents.emit(NetworkAgentEvent(.cacheStale))
             let result = try await next(request)
-            NetworkAgentEvents.emit(NetworkAgentEvent(.cacheLookup(.revalidated)))
+            NetworkAgentEvents.emit(NetworkAgentEvent(.cacheRevalidated))
             return result
         }
         if let data = stored.withLock({ $0[url.path] }),
             let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: nil)
         {
-            NetworkAgentEvents.emit(NetworkAgentEvent(.cacheLookup(.hit)))
+            NetworkAgentEvents.emit(NetworkAgentEvent(.cacheHit))
             return (data: data, response: response)
         }
-        NetworkAgentEvents.emit(NetworkAgentEvent(.cacheLookup(.miss)))
+        NetworkAgentEvents.emit(NetworkAgentEvent(.cacheMiss))
         let result = try await next(request)
         stored.withLock { $0[url.path] = result.data }
         NetworkAgentEvents.emit(NetworkAgentEvent(source: "cache", name: "stored"))
