@@ -322,8 +322,7 @@ public struct RetryPlugin: NetworkAgentPlugin {
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + (attoseconds + 500_000_000_000_000) / 1_000_000_000_000_000
+        duration.roundedMilliseconds
     }
 }
 
