@@ -8,7 +8,7 @@ public struct MetricsMeasurement: Hashable, Sendable {
     public var statusCode: Int?
     /// How it ended.
     public var outcome: MetricsOutcome
-    /// From entering the plugin's `intercept` to leaving it, on the plugin's ``MetricsClock``.
+    /// From entering the plugin's `intercept` to leaving it, on the plugin's clock.
     public var duration: Duration
     /// The size of the request body, or `nil` when it is a stream of unknown length. A body without bytes is `0`.
     public var requestBodyBytes: Int?
