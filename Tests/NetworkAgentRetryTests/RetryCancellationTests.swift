@@ -1,8 +1,8 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentRetry
-import NetworkAgentTesting
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)

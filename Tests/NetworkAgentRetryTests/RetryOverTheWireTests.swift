@@ -1,8 +1,8 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentRetry
-import NetworkAgentTesting
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -238,7 +238,9 @@ import FoundationNetworking
     @Test func addIdempotencyKeyGivesEachCallOneFreshKeyForAllItsAttempts() async throws {
         let server = try Self.scriptedServer { $0 % 2 == 1 ? .text("busy", status: 503) : .text("ok") }
         defer { server.stop() }
-        let provider = Self.provider([.retry(.init(nonIdempotentMethods: .addIdempotencyKey), clock: ManualClock(advancesOnSleep: true))])
+        let provider = Self.provider([
+            .retry(.init(nonIdempotentMethods: .addIdempotencyKey), clock: ManualClock(advancesOnSleep: true))
+        ])
         let endpoint = RetryEndpoint(
             baseURL: server.baseURL,
             method: .patch,
@@ -266,7 +268,9 @@ import FoundationNetworking
             task: .requestWithoutAttributes(content: "x")
         )
         endpoint.headers["Idempotency-Key"] = "mine"
-        let provider = Self.provider([.retry(.init(nonIdempotentMethods: .addIdempotencyKey), clock: ManualClock(advancesOnSleep: true))])
+        let provider = Self.provider([
+            .retry(.init(nonIdempotentMethods: .addIdempotencyKey), clock: ManualClock(advancesOnSleep: true))
+        ])
         _ = try await provider.request(endpoint: endpoint)
         #expect(server.requests.map { $0.header("Idempotency-Key") } == ["mine", "mine"])
     }
@@ -289,7 +293,11 @@ import FoundationNetworking
         defer { server.stop() }
         let last = LastRequest()
         let provider = Self.provider([
-            .retry(.init(nonIdempotentMethods: .addIdempotencyKey), clock: ManualClock(advancesOnSleep: true), idempotencyKey: { "k-1" }),
+            .retry(
+                .init(nonIdempotentMethods: .addIdempotencyKey),
+                clock: ManualClock(advancesOnSleep: true),
+                idempotencyKey: { "k-1" }
+            ),
             last,
         ])
         let endpoint = RetryEndpoint(

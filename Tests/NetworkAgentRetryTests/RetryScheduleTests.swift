@@ -287,12 +287,18 @@ import FoundationNetworking
 
     @Test func aTimedOutAttemptIsRetriedUnlessTurnedOff() async throws {
         let timeout = StubTransport.Response.failure(NetworkAgentError(.timedOut, "too slow"))
-        let retried = try await call(.retry(clock: ManualClock(advancesOnSleep: true)), responses: [timeout, .status(200)])
+        let retried = try await call(
+            .retry(clock: ManualClock(advancesOnSleep: true)),
+            responses: [timeout, .status(200)]
+        )
         #expect(retried.response.status == 200)
         #expect(retried.events.first?.attributes["reason"] == "timed_out")
 
         let error = await #expect(throws: NetworkAgentError.self) {
-            try await self.call(.retry(.init(retriesTimeouts: false), clock: ManualClock(advancesOnSleep: true)), responses: [timeout])
+            try await self.call(
+                .retry(.init(retriesTimeouts: false), clock: ManualClock(advancesOnSleep: true)),
+                responses: [timeout]
+            )
         }
         #expect(error?.code == .timedOut)
         #expect(error?.message == "too slow")
@@ -338,7 +344,10 @@ import FoundationNetworking
     @Test func aFailureThatIsNotRetryableAfterRetriesSaysHowManyAttemptsWereMade() async throws {
         let tls = NetworkAgentError(.transport, "tls", underlying: URLError(.secureConnectionFailed))
         let error = await #expect(throws: NetworkAgentError.self) {
-            try await self.call(.retry(clock: ManualClock(advancesOnSleep: true)), responses: [.status(503), .failure(tls)])
+            try await self.call(
+                .retry(clock: ManualClock(advancesOnSleep: true)),
+                responses: [.status(503), .failure(tls)]
+            )
         }
         #expect(error?.urlErrorCode == .secureConnectionFailed)
         #expect(error?.message == "tls [retry: gave up after 2 attempts: the last failure is not retryable]")
@@ -409,7 +418,11 @@ import FoundationNetworking
         var endpoint = RetryEndpoint.stubbed
         endpoint.method = .post
         let error = await #expect(throws: NetworkAgentError.self) {
-            try await self.call(.retry(clock: ManualClock(advancesOnSleep: true)), responses: [.connectionRefused], endpoint: endpoint)
+            try await self.call(
+                .retry(clock: ManualClock(advancesOnSleep: true)),
+                responses: [.connectionRefused],
+                endpoint: endpoint
+            )
         }
         #expect(
             error?.message.hasSuffix(
