@@ -48,7 +48,5 @@ enum LoadGenerator {
 
 extension Duration {
     /// The duration in seconds.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) * 1e-18
-    }
+    var seconds: Double { timeInterval }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAgent
 
 extension DiskCachePlugin {
     /// How a ``DiskCachePlugin`` behaves, beyond what the responses' own directives say.
@@ -58,13 +59,9 @@ extension DiskCachePlugin {
         var policy: CachePolicy {
             CachePolicy(
                 heuristicFraction: max(0, heuristicFraction),
-                maximumHeuristicLifetime: Self.seconds(maximumHeuristicLifetime),
-                offlineFallback: offlineFallback.map(Self.seconds) ?? 0
+                maximumHeuristicLifetime: max(0, maximumHeuristicLifetime.timeInterval),
+                offlineFallback: max(0, offlineFallback?.timeInterval ?? 0)
             )
-        }
-
-        private static func seconds(_ duration: Duration) -> TimeInterval {
-            max(0, TimeInterval(duration.components.seconds) + TimeInterval(duration.components.attoseconds) * 1e-18)
         }
     }
 }

@@ -139,9 +139,7 @@ struct RecordFormatter: Sendable {
 
     /// Milliseconds with one decimal, e.g. `12.3`.
     static func milliseconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let value = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
-        return String(format: "%.1f", value)
+        String(format: "%.1f", duration.timeInterval * 1_000)
     }
 
     /// A response's header fields as strings (FoundationNetworking types them `[AnyHashable: Any]`).

@@ -8,7 +8,7 @@ public struct MetricsMeasurement: Hashable, Sendable {
     public var statusCode: Int?
     /// How it ended.
     public var outcome: MetricsOutcome
-    /// From entering the plugin's `intercept` to leaving it, on the plugin's ``MetricsClock``.
+    /// From entering the plugin's `intercept` to leaving it, on the plugin's clock.
     public var duration: Duration
     /// The size of the request body, or `nil` when it is a stream of unknown length. A body without bytes is `0`.
     public var requestBodyBytes: Int?
@@ -45,7 +45,7 @@ public struct MetricsMeasurement: Hashable, Sendable {
     public var statusClass: String { Self.statusClass(of: statusCode) }
 
     /// ``duration`` in seconds.
-    public var seconds: Double { duration.metricsSeconds }
+    public var seconds: Double { duration.timeInterval }
 
     /// The `status_class` label of a status code.
     ///
@@ -61,13 +61,5 @@ public struct MetricsMeasurement: Hashable, Sendable {
         case 500..<600: return "5xx"
         default: return "other"
         }
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var metricsSeconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -54,19 +54,24 @@ public struct MetricsPlugin: NetworkAgentPlugin {
     public let handlers: [any MetricsHandler]
     /// Whether each call is a request or an attempt.
     public let level: Level
-    /// The clock durations are read from.
-    public let clock: MetricsClock
+    /// The time the plugin's clock has measured since the plugin was made; durations are differences of it.
+    private let elapsed: @Sendable () -> Duration
 
     /// Creates a metrics plugin.
     ///
     /// - Parameters:
     ///   - handlers: Receive every observation, e.g. a ``MetricsRegistry`` and a bridge to another backend.
     ///   - level: Whether each call is a request (registered first) or an attempt (registered last).
-    ///   - clock: Where durations are read. Defaults to ``MetricsClock/continuous``.
-    public init(handlers: [any MetricsHandler], level: Level = .requests, clock: MetricsClock = .continuous) {
+    ///   - clock: Where durations are read; defaults to `ContinuousClock`. Tests pass a `ManualClock` from
+    ///     NetworkAgentTesting.
+    public init(
+        handlers: [any MetricsHandler],
+        level: Level = .requests,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
         self.handlers = handlers
         self.level = level
-        self.clock = clock
+        self.elapsed = clock.stopwatch()
     }
 
     /// Measures the exchange.
@@ -87,7 +92,7 @@ public struct MetricsPlugin: NetworkAgentPlugin {
         switch level {
         case .requests:
             report(.requestStarted(labels))
-            let start = clock.now()
+            let start = elapsed()
             do {
                 let result = try await NetworkAgentEvents.observing({ [handlers] event in
                     Self.report(Self.observation(of: event, labels: labels), to: handlers)
@@ -101,7 +106,7 @@ public struct MetricsPlugin: NetworkAgentPlugin {
                 throw error
             }
         case .attempts:
-            let start = clock.now()
+            let start = elapsed()
             do {
                 let result = try await next(request)
                 finish(result, next: next, labels, start, requestBodyBytes) { .attemptFinished($0) }
@@ -150,7 +155,7 @@ public struct MetricsPlugin: NetworkAgentPlugin {
             report(observation(measurement(labels, start, requestBodyBytes, result: result)))
             return
         }
-        next.onStreamEnd { [handlers, clock] end in
+        next.onStreamEnd { [handlers, elapsed] end in
             let outcome: MetricsOutcome =
                 switch end.outcome {
                 case .completed: .success
@@ -161,7 +166,7 @@ public struct MetricsPlugin: NetworkAgentPlugin {
                 labels: labels,
                 statusCode: http.statusCode,
                 outcome: outcome,
-                duration: clock.now() - start,
+                duration: elapsed() - start,
                 requestBodyBytes: requestBodyBytes,
                 responseBodyBytes: end.bytes
             )
@@ -196,7 +201,7 @@ public struct MetricsPlugin: NetworkAgentPlugin {
             labels: labels,
             statusCode: (result.response as? HTTPURLResponse)?.statusCode,
             outcome: MetricsOutcome(response: result.response),
-            duration: clock.now() - start,
+            duration: elapsed() - start,
             requestBodyBytes: requestBodyBytes,
             responseBodyBytes: result.data.count
         )
@@ -213,7 +218,7 @@ public struct MetricsPlugin: NetworkAgentPlugin {
             labels: labels,
             statusCode: failure?.statusCode,
             outcome: MetricsOutcome(error: error),
-            duration: clock.now() - start,
+            duration: elapsed() - start,
             requestBodyBytes: requestBodyBytes,
             responseBodyBytes: failure?.response == nil ? nil : failure?.data?.count ?? 0
         )

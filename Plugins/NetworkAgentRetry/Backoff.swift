@@ -52,7 +52,6 @@ struct Backoff {
 
     /// A duration in seconds, negative durations as zero.
     static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return max(0, Double(seconds) + Double(attoseconds) * 1e-18)
+        max(0, duration.timeInterval)
     }
 }

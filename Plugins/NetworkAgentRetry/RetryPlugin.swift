@@ -8,7 +8,7 @@ import FoundationNetworking
 /// Repeats failed attempts of a call with exponential backoff and jitter, within a time budget, for idempotent
 /// requests only.
 ///
-/// Register it with `.retry()` (see ``NetworkAgent/NetworkAgentPlugin/retry(_:clock:shouldRetry:random:idempotencyKey:)``).
+/// Register it with `.retry()` (see ``NetworkAgent/NetworkAgentPlugin/retry(_:clock:shouldRetry:random:idempotencyKey:now:)``).
 /// It works in ``intercept(_:endpoint:next:)``: each attempt calls `next(request)` again, so the plugins
 /// registered after it run once per attempt and those before it once per call.
 ///
@@ -43,7 +43,10 @@ import FoundationNetworking
 public struct RetryPlugin: NetworkAgentPlugin {
     /// The policy.
     public let policy: Policy
-    private let clock: any RetryClock
+    private let clock: any Clock<Duration>
+    /// The time `clock` has measured since the plugin was made.
+    private let elapsed: @Sendable () -> Duration
+    private let now: @Sendable () -> Date
     private let random: @Sendable () -> Double
     private let makeIdempotencyKey: @Sendable () -> String
     private let shouldRetry: (@Sendable (FailedAttempt) -> Bool)?
@@ -69,8 +72,8 @@ public struct RetryPlugin: NetworkAgentPlugin {
     ///
     /// - Parameters:
     ///   - policy: When and how often to retry; defaults to ``Policy/default``.
-    ///   - clock: Measures the time budget, reads the wall clock for `Retry-After` dates and sleeps between
-    ///     attempts; defaults to ``SystemRetryClock``. Tests pass a virtual clock.
+    ///   - clock: Measures the time budget and sleeps between attempts; defaults to `ContinuousClock`. Tests pass
+    ///     a `ManualClock` from NetworkAgentTesting.
     ///   - shouldRetry: Called for each failed attempt the policy would retry, before the delay is chosen; return
     ///     `false` to stop and hand back that attempt's outcome. `nil` (the default) vetoes nothing.
     ///   - random: Returns a value in `0...1` for the jitter (values outside are clamped); defaults to the
@@ -78,15 +81,19 @@ public struct RetryPlugin: NetworkAgentPlugin {
     ///   - idempotencyKey: Makes the key added under ``NonIdempotentMethods/addIdempotencyKey``; defaults to a
     ///     random UUID as a quoted Structured Field string (RFC 8941 §3.3.3), e.g.
     ///     `"8e03978e-40d5-43e8-bc93-6894a57f9324"`.
+    ///   - now: The wall clock, to turn a `Retry-After` HTTP-date into a delay; defaults to `Date()`.
     public init(
         policy: Policy = .default,
-        clock: any RetryClock = SystemRetryClock(),
+        clock: any Clock<Duration> = ContinuousClock(),
         shouldRetry: (@Sendable (FailedAttempt) -> Bool)? = nil,
         random: @escaping @Sendable () -> Double = RetryPlugin.systemRandomUnit,
-        idempotencyKey: @escaping @Sendable () -> String = RetryPlugin.randomIdempotencyKey
+        idempotencyKey: @escaping @Sendable () -> String = RetryPlugin.randomIdempotencyKey,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.policy = policy
         self.clock = clock
+        self.elapsed = clock.stopwatch()
+        self.now = now
         self.random = random
         self.makeIdempotencyKey = idempotencyKey
         self.shouldRetry = shouldRetry
@@ -113,7 +120,7 @@ public struct RetryPlugin: NetworkAgentPlugin {
         var request = request
         let method = (request.httpMethod ?? "GET").uppercased()
         let methodAllowsRetry = prepareIdempotency(of: &request, method: method)
-        let start = clock.now
+        let start = elapsed()
         var backoff = Backoff(policy: policy)
         var attempt = 0
         while true {
@@ -234,7 +241,7 @@ public struct RetryPlugin: NetworkAgentPlugin {
         if let shouldRetry, !shouldRetry(failure) { return .stop(.vetoed) }
         if let response = failure.response, policy.retryAfterStatusCodes.contains(response.statusCode),
             let header = response.value(forHTTPHeaderField: "Retry-After"),
-            let delay = RetryAfter.delay(from: header, now: clock.date)
+            let delay = RetryAfter.delay(from: header, now: now())
         {
             guard delay <= max(.zero, policy.maximumDelay) else { return .stop(.retryAfterTooLong(delay)) }
             return .retry(after: delay, source: .retryAfter)
@@ -245,8 +252,7 @@ public struct RetryPlugin: NetworkAgentPlugin {
     /// The reason to stop when a delay would end after the time budget.
     private func checkBudget(delay: Duration, source: DelaySource, start: Duration) -> StopReason? {
         guard let budget = policy.timeBudget else { return nil }
-        let elapsed = clock.now - start
-        guard elapsed + delay > budget else { return nil }
+        guard elapsed() - start + delay > budget else { return nil }
         return source == .retryAfter ? .retryAfterTooLong(delay) : .timeBudget
     }
 
@@ -328,8 +334,7 @@ public struct RetryPlugin: NetworkAgentPlugin {
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + (attoseconds + 500_000_000_000_000) / 1_000_000_000_000_000
+        duration.roundedMilliseconds
     }
 }
 
@@ -342,25 +347,28 @@ extension NetworkAgentPlugin where Self == RetryPlugin {
     ///
     /// - Parameters:
     ///   - policy: When and how often to retry; defaults to ``RetryPlugin/Policy/default``.
-    ///   - clock: The clock for the budget, `Retry-After` dates and sleeps; defaults to ``SystemRetryClock``.
+    ///   - clock: The clock for the budget and the sleeps; defaults to `ContinuousClock`.
     ///   - shouldRetry: Vetoes a retry the policy would make by returning `false`; `nil` vetoes nothing.
     ///   - random: A source of values in `0...1` for the jitter; defaults to the system's generator.
     ///   - idempotencyKey: Makes keys for ``RetryPlugin/NonIdempotentMethods/addIdempotencyKey``; defaults to a
     ///     quoted random UUID.
+    ///   - now: The wall clock for `Retry-After` dates; defaults to `Date()`.
     /// - Returns: A ``RetryPlugin``.
     public static func retry(
         _ policy: RetryPlugin.Policy = .default,
-        clock: any RetryClock = SystemRetryClock(),
+        clock: any Clock<Duration> = ContinuousClock(),
         shouldRetry: (@Sendable (RetryPlugin.FailedAttempt) -> Bool)? = nil,
         random: @escaping @Sendable () -> Double = RetryPlugin.systemRandomUnit,
-        idempotencyKey: @escaping @Sendable () -> String = RetryPlugin.randomIdempotencyKey
+        idempotencyKey: @escaping @Sendable () -> String = RetryPlugin.randomIdempotencyKey,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) -> RetryPlugin {
         RetryPlugin(
             policy: policy,
             clock: clock,
             shouldRetry: shouldRetry,
             random: random,
-            idempotencyKey: idempotencyKey
+            idempotencyKey: idempotencyKey,
+            now: now
         )
     }
 }

@@ -34,9 +34,11 @@ public struct AuthToken: Sendable, Hashable, CustomStringConvertible {
     ///   - issuedAt: When the response arrived; defaults to now.
     ///   - refreshToken: The refresh token, if any.
     public init(credential: Credential, expiresIn: Duration, issuedAt: Date = Date(), refreshToken: String? = nil) {
-        let (seconds, attoseconds) = expiresIn.components
-        let interval = TimeInterval(seconds) + TimeInterval(attoseconds) * 1e-18
-        self.init(credential: credential, expiresAt: issuedAt.addingTimeInterval(interval), refreshToken: refreshToken)
+        self.init(
+            credential: credential,
+            expiresAt: issuedAt.addingTimeInterval(expiresIn.timeInterval),
+            refreshToken: refreshToken
+        )
     }
 
     /// A Bearer token whose expiry is read from its JWT `exp` claim (RFC 7519 §4.1.4); no expiry if the token is

@@ -234,7 +234,7 @@ public actor TokenRefresher {
     /// Whether the current token expires within the margin and its one proactive refresh is still to be tried.
     private func isDueForProactiveRefresh(_ token: AuthToken) -> Bool {
         guard proactiveSpent != version, let expiresAt = token.expiresAt else { return false }
-        return now().addingTimeInterval(Self.seconds(refreshMargin)) >= expiresAt
+        return now().addingTimeInterval(refreshMargin.timeInterval) >= expiresAt
     }
 
     /// The credential a request about to be sent should carry once `refresh` ends. When a proactive refresh fails
@@ -275,7 +275,7 @@ public actor TokenRefresher {
     /// ``maximumRefreshes`` of them. Proactive refreshes never come here.
     private func checkLoopGuard() throws(Error) {
         let started = now()
-        let window = Self.seconds(refreshWindow)
+        let window = refreshWindow.timeInterval
         refreshStarts.removeAll { started.timeIntervalSince($0) >= window }
         guard refreshStarts.count < maximumRefreshes else {
             Self.emit(Self.otherEvent("refresh_limit_reached"), ["limit": String(maximumRefreshes)])
@@ -324,7 +324,7 @@ public actor TokenRefresher {
         case .success(let token):
             install(token)
             // A token that is due already would be refreshed again by every request: it is used until rejected.
-            if let expiresAt = token.expiresAt, now().addingTimeInterval(Self.seconds(refreshMargin)) >= expiresAt {
+            if let expiresAt = token.expiresAt, now().addingTimeInterval(refreshMargin.timeInterval) >= expiresAt {
                 proactiveSpent = version
             }
             Self.emit(.tokenRefresh(succeeded: true), ["version": String(version)])
@@ -426,10 +426,5 @@ public actor TokenRefresher {
     /// A metrics-safe label for a refresh error: the agent's code, or the error's type name.
     private static func label(_ error: any Swift.Error) -> String {
         (error as? NetworkAgentError)?.shortDescription ?? String(describing: type(of: error))
-    }
-
-    private static func seconds(_ duration: Duration) -> TimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) * 1e-18
     }
 }

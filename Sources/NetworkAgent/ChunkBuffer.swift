@@ -132,8 +132,7 @@ final class ChunkBuffer: Sendable {
     /// that the deadline fires even while every thread of the concurrency pool is busy.
     func expire(at deadline: ContinuousClock.Instant, with error: NetworkAgentError) -> any DispatchSourceTimer {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
-        let remaining = ContinuousClock.now.duration(to: deadline).components
-        let nanoseconds = max(0, Int(remaining.seconds) * 1_000_000_000 + Int(remaining.attoseconds / 1_000_000_000))
+        let nanoseconds = max(0, ContinuousClock.now.duration(to: deadline).nanoseconds)
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
         timer.setEventHandler { [weak self] in self?.fail(error) }
         timer.resume()

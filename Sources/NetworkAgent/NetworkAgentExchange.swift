@@ -121,7 +121,7 @@ public struct NetworkAgentExchange: Sendable {
     static func deadline(of request: URLRequest) -> ContinuousClock.Instant? {
         let seconds = request.timeoutInterval
         guard seconds.isFinite, seconds > 0, seconds < URLSessionTransport.longestTimeout else { return nil }
-        return ContinuousClock.now + .seconds(seconds)
+        return ContinuousClock.now + Duration(timeInterval: seconds)
     }
 }
 

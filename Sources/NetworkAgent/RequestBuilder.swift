@@ -211,10 +211,3 @@ struct RequestBuilder {
         return result
     }
 }
-
-extension Duration {
-    /// The duration in seconds, as `URLRequest.timeoutInterval` wants it.
-    var timeInterval: TimeInterval {
-        TimeInterval(components.seconds) + TimeInterval(components.attoseconds) * 1e-18
-    }
-}

@@ -165,7 +165,7 @@ public final class URLSessionTransport: HTTPTransport {
             )
         }
         guard interval < longestTimeout else { return nil }
-        return .seconds(interval)
+        return Duration(timeInterval: interval)
     }
 
     private func nextHop(
@@ -225,8 +225,7 @@ public final class URLSessionTransport: HTTPTransport {
     ) -> (any DispatchSourceTimer)? {
         guard let deadline else { return nil }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
-        let remaining = ContinuousClock.now.duration(to: deadline).components
-        let nanoseconds = max(0, Int(remaining.seconds) * 1_000_000_000 + Int(remaining.attoseconds / 1_000_000_000))
+        let nanoseconds = max(0, ContinuousClock.now.duration(to: deadline).nanoseconds)
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
         timer.setEventHandler { [delegate] in
             delegate.markTimedOut(task.taskIdentifier)

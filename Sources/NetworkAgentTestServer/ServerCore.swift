@@ -157,8 +157,7 @@ final class ServerCore: Sendable {
             if let deadline {
                 let remaining = deadline - clock.now
                 if remaining <= .zero { return true }
-                let (seconds, attoseconds) = remaining.components
-                let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1
+                let milliseconds = remaining.roundedMilliseconds + 1
                 slice = Int32(min(Int64(slice), milliseconds))
             }
             if peerSentMore {

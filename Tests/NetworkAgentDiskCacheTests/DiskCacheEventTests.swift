@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -23,7 +24,7 @@ import FoundationNetworking
         }
         _ = try await cache.send("/a")  // miss, stored
         _ = try await cache.send("/a")  // hit
-        cache.clock.advance(by: 20)
+        cache.clock.advance(by: .seconds(20))
         _ = try await cache.send("/a")  // revalidated, stored
         _ = try await cache.send("/a")  // hit: fresh again after the 304
         _ = try await cache.send("/b")  // miss, stored

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -14,7 +15,7 @@ import FoundationNetworking
         let cache = try CacheHarness { _, now in .cached("v1", at: now, [("Cache-Control", "max-age=60")]) }
         let first = try await cache.send()
         #expect(first.status == .miss)
-        cache.clock.advance(by: 10)
+        cache.clock.advance(by: .seconds(10))
         let second = try await cache.send()
         #expect(cache.requestCount == 1)
         #expect(second.status == .hit)
@@ -29,11 +30,11 @@ import FoundationNetworking
             .cached("v\(Int(now.timeIntervalSince1970))", at: now, [("Cache-Control", "max-age=60")])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 61)
+        cache.clock.advance(by: .seconds(61))
         let second = try await cache.send()
         #expect(cache.requestCount == 2)
         #expect(second.status == .miss)
-        #expect(second.body == "v\(Int(ManualClock.start.timeIntervalSince1970) + 61)")
+        #expect(second.body == "v\(Int(ManualClock.cacheStart.timeIntervalSince1970) + 61)")
         #expect(cache.server.requests.last?.header("If-None-Match") == nil)
     }
 
@@ -69,9 +70,9 @@ import FoundationNetworking
             .cached("x", at: now, [("Expires", httpDate(now.addingTimeInterval(100)))])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 99)
+        cache.clock.advance(by: .seconds(99))
         #expect(try await cache.send().status == .hit)
-        cache.clock.advance(by: 2)
+        cache.clock.advance(by: .seconds(2))
         #expect(try await cache.send().status == .miss)
         #expect(cache.requestCount == 2)
     }
@@ -90,11 +91,11 @@ import FoundationNetworking
             .cached("x", at: now.addingTimeInterval(-30), [("Cache-Control", "max-age=100"), ("Age", "90")])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 5)
+        cache.clock.advance(by: .seconds(5))
         let hit = try await cache.send()
         #expect(hit.status == .hit)
         #expect(hit.header("Age") == "95")
-        cache.clock.advance(by: 6)
+        cache.clock.advance(by: .seconds(6))
         #expect(try await cache.send().status == .miss)
         #expect(cache.requestCount == 2)
     }
@@ -105,26 +106,26 @@ import FoundationNetworking
             .cached("x", at: now.addingTimeInterval(-50), [("Cache-Control", "max-age=60")])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 9)
+        cache.clock.advance(by: .seconds(9))
         #expect(try await cache.send().status == .hit)
-        cache.clock.advance(by: 2)
+        cache.clock.advance(by: .seconds(2))
         #expect(try await cache.send().status == .miss)
     }
 
     @Test func lastModifiedGivesAHeuristicLifetimeOfTenPercent() async throws {
         // Modified 1000 s before Date: fresh for 100 s, then validated with If-Modified-Since.
         let cache = try CacheHarness { request, now in
-            let lastModified = httpDate(ManualClock.start.addingTimeInterval(-1_000))
+            let lastModified = httpDate(ManualClock.cacheStart.addingTimeInterval(-1_000))
             if request.header("If-Modified-Since") == lastModified {
                 return ServerResponse(status: 304, headers: [("Date", httpDate(now))])
             }
             return .cached("page", at: now, [("Last-Modified", lastModified)])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 99)
+        cache.clock.advance(by: .seconds(99))
         #expect(try await cache.send().status == .hit)
         #expect(cache.requestCount == 1)
-        cache.clock.advance(by: 2)
+        cache.clock.advance(by: .seconds(2))
         let validated = try await cache.send()
         #expect(validated.status == .revalidated)
         #expect(validated.body == "page")
@@ -140,9 +141,9 @@ import FoundationNetworking
             }
         )
         _ = try await cache.send()
-        cache.clock.advance(by: 3_599)
+        cache.clock.advance(by: .seconds(3_599))
         #expect(try await cache.send().status == .hit)
-        cache.clock.advance(by: 2)
+        cache.clock.advance(by: .seconds(2))
         #expect(try await cache.send().status != .hit)
         #expect(cache.requestCount == 2)
     }

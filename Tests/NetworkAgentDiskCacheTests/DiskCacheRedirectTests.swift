@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -74,7 +75,7 @@ import FoundationNetworking
             .cached("old body", at: now, [("Cache-Control", "max-age=10"), ("ETag", "\"x\"")])
         }
         _ = try await cache.send("/old")
-        cache.clock.advance(by: 30)
+        cache.clock.advance(by: .seconds(30))
         // /old moved; /new happens to answer the old validator with a 304 about itself.
         cache.respond { request, now in
             if request.path == "/old" {

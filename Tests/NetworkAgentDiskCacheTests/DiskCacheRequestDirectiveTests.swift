@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -23,7 +24,7 @@ import FoundationNetworking
     @Test func maxAgeRefusesAnOlderStoredResponse() async throws {
         let cache = try Self.origin()
         _ = try await cache.send()
-        cache.clock.advance(by: 30)
+        cache.clock.advance(by: .seconds(30))
         #expect(try await cache.send(headers: ["Cache-Control": "max-age=40"]).status == .hit)
         let validated = try await cache.send(headers: ["Cache-Control": "max-age=20"])
         #expect(validated.status == .revalidated)
@@ -41,7 +42,7 @@ import FoundationNetworking
     @Test func maxStaleAcceptsAStaleResponseWithinItsLimit() async throws {
         let cache = try Self.origin()
         _ = try await cache.send()
-        cache.clock.advance(by: 130)
+        cache.clock.advance(by: .seconds(130))
         let stale = try await cache.send(headers: ["Cache-Control": "max-stale=60"])
         #expect(stale.status == .stale)
         #expect(stale.body == "text")
@@ -54,7 +55,7 @@ import FoundationNetworking
     @Test func maxStaleWithoutAValueAcceptsAnyStaleness() async throws {
         let cache = try Self.origin()
         _ = try await cache.send()
-        cache.clock.advance(by: 86_400 * 365)
+        cache.clock.advance(by: .seconds(86_400 * 365))
         #expect(try await cache.send(headers: ["Cache-Control": "max-stale"]).status == .stale)
         #expect(cache.requestCount == 1)
     }
@@ -62,7 +63,7 @@ import FoundationNetworking
     @Test func minFreshWantsThatMuchFreshnessLeft() async throws {
         let cache = try Self.origin()
         _ = try await cache.send()
-        cache.clock.advance(by: 50)
+        cache.clock.advance(by: .seconds(50))
         #expect(try await cache.send(headers: ["Cache-Control": "min-fresh=40"]).status == .hit)
         #expect(try await cache.send(headers: ["Cache-Control": "min-fresh=60"]).status == .revalidated)
         #expect(cache.requestCount == 2)
@@ -81,7 +82,7 @@ import FoundationNetworking
         let cache = try Self.origin()
         _ = try await cache.send()
         #expect(try await cache.send(headers: ["Cache-Control": "only-if-cached"]).status == .hit)
-        cache.clock.advance(by: 200)
+        cache.clock.advance(by: .seconds(200))
         let stale = try await cache.send(headers: ["Cache-Control": "only-if-cached"])
         #expect(stale.response.statusCode == 504)
         let accepted = try await cache.send(headers: ["Cache-Control": "only-if-cached, max-stale"])

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Synchronization
 import Testing
 
@@ -24,7 +25,7 @@ import FoundationNetworking
             .cached("v1", at: now, [("Cache-Control", "max-age=10, stale-while-revalidate=100"), ("ETag", "\"1\"")])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 30)
+        cache.clock.advance(by: .seconds(30))
         let gate = Gate()
         cache.respond { request, now in
             gate.wait()
@@ -65,7 +66,7 @@ import FoundationNetworking
                 : ServerResponse(status: 304, headers: [("Date", httpDate(now))])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 31)
+        cache.clock.advance(by: .seconds(31))
         #expect(try await cache.send().status == .revalidated)
         #expect(cache.requestCount == 2)
     }
@@ -76,13 +77,13 @@ import FoundationNetworking
         }
         _ = try await cache.send()
         cache.server.stop()
-        cache.clock.advance(by: 100)
+        cache.clock.advance(by: .seconds(100))
         let stale = try await cache.send()
         #expect(stale.status == .stale)
         #expect(stale.body == "kept")
         #expect(stale.response.statusCode == 200)
         #expect(cache.events.all.contains { $0.name == "stale" && $0.attributes["reason"] == "stale_if_error" })
-        cache.clock.advance(by: 300)
+        cache.clock.advance(by: .seconds(300))
         await #expect(throws: NetworkAgentError.self) { try await cache.send() }
     }
 
@@ -92,7 +93,7 @@ import FoundationNetworking
             .cached("kept", at: now, [("Cache-Control", "max-age=10, stale-if-error=300")])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 100)
+        cache.clock.advance(by: .seconds(100))
         cache.respond { _, _ in .text("down", status: status) }
         let stale = try await cache.send()
         #expect(stale.status == .stale)
@@ -105,7 +106,7 @@ import FoundationNetworking
             .cached("kept", at: now, [("Cache-Control", "max-age=10, stale-if-error=300")])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 100)
+        cache.clock.advance(by: .seconds(100))
         cache.respond { _, _ in .text("nope", status: 403) }
         let answer = try await cache.send()
         #expect(answer.response.statusCode == 403)
@@ -116,7 +117,7 @@ import FoundationNetworking
         let cache = try CacheHarness { _, now in .cached("kept", at: now, [("Cache-Control", "max-age=10")]) }
         _ = try await cache.send()
         cache.server.stop()
-        cache.clock.advance(by: 60)
+        cache.clock.advance(by: .seconds(60))
         await #expect(throws: NetworkAgentError.self) { try await cache.send() }
         #expect(try await cache.send(headers: ["Cache-Control": "stale-if-error=120"]).status == .stale)
     }
@@ -133,11 +134,11 @@ import FoundationNetworking
         #expect(online.status == .miss)
         #expect(cache.requestCount == 2)
         cache.server.stop()
-        cache.clock.advance(by: 3_600)
+        cache.clock.advance(by: .seconds(3_600))
         let offline = try await cache.send()
         #expect(offline.status == .stale)
         #expect(offline.body == "offline copy")
-        cache.clock.advance(by: 86_400)
+        cache.clock.advance(by: .seconds(86_400))
         await #expect(throws: NetworkAgentError.self) { try await cache.send() }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -62,7 +63,7 @@ extension CacheHarness {
                 : .cached("stored body", at: now, [("Cache-Control", "max-age=10"), ("ETag", "\"r\"")])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 30)
+        cache.clock.advance(by: .seconds(30))
         let streamed = try await cache.stream()
         #expect(streamed.status == .revalidated)
         #expect(streamed.body == "stored body")
@@ -76,7 +77,7 @@ extension CacheHarness {
             .cached("v1", at: now, [("Cache-Control", "max-age=10"), ("ETag", "\"1\"")])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 30)
+        cache.clock.advance(by: .seconds(30))
         cache.respond { _, now in .cached("v2", at: now, [("Cache-Control", "max-age=10"), ("ETag", "\"2\"")]) }
         let streamed = try await cache.stream()
         #expect(streamed.body == "v2")
@@ -96,7 +97,7 @@ extension CacheHarness {
             .cached("v1", at: now, [("Cache-Control", "max-age=10, stale-while-revalidate=100"), ("ETag", "\"1\"")])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 30)
+        cache.clock.advance(by: .seconds(30))
         cache.respond { request, now in
             request.header("If-None-Match") == "\"1\""
                 ? .cached(

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Synchronization
 import Testing
 
@@ -16,7 +17,7 @@ import FoundationNetworking
             .cached("original", at: now, [("Cache-Control", "max-age=10"), ("ETag", "\"v1\""), ("X-Version", "1")])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 20)
+        cache.clock.advance(by: .seconds(20))
         cache.respond { request, now in
             guard request.header("If-None-Match") == "\"v1\"" else { return .text("unexpected", status: 500) }
             return ServerResponse(
@@ -35,7 +36,7 @@ import FoundationNetworking
         #expect(revalidated.header("Content-Type") == "text/plain; charset=utf-8")
         #expect(revalidated.header("Content-Length") == "8")
         // The merged headers are stored: fresh for 100 s from the 304.
-        cache.clock.advance(by: 90)
+        cache.clock.advance(by: .seconds(90))
         let hit = try await cache.send()
         #expect(hit.status == .hit)
         #expect(hit.header("X-Version") == "2")
@@ -45,14 +46,14 @@ import FoundationNetworking
     }
 
     @Test func lastModifiedIsSentAsIfModifiedSince() async throws {
-        let lastModified = httpDate(ManualClock.start.addingTimeInterval(-50))
+        let lastModified = httpDate(ManualClock.cacheStart.addingTimeInterval(-50))
         let cache = try CacheHarness { request, now in
             request.header("If-Modified-Since") == lastModified
                 ? ServerResponse(status: 304, headers: [("Date", httpDate(now))])
                 : .cached("lm", at: now, [("Cache-Control", "max-age=1"), ("Last-Modified", lastModified)])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 5)
+        cache.clock.advance(by: .seconds(5))
         let answer = try await cache.send()
         #expect(answer.status == .revalidated)
         #expect(answer.body == "lm")
@@ -64,7 +65,7 @@ import FoundationNetworking
             .cached("one", at: now, [("Cache-Control", "max-age=10"), ("ETag", "\"1\"")])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 20)
+        cache.clock.advance(by: .seconds(20))
         cache.respond { _, now in .cached("two", at: now, [("Cache-Control", "max-age=10"), ("ETag", "\"2\"")]) }
         let changed = try await cache.send()
         #expect(changed.status == .miss)
@@ -81,7 +82,7 @@ import FoundationNetworking
             .cached("mine", at: now, [("Cache-Control", "max-age=10"), ("ETag", "\"mine\"")])
         }
         _ = try await cache.send()
-        cache.clock.advance(by: 20)
+        cache.clock.advance(by: .seconds(20))
         cache.respond { request, now in
             request.header("If-None-Match") != nil
                 ? ServerResponse(status: 304, headers: [("Date", httpDate(now)), ("ETag", "\"other\"")])
@@ -102,11 +103,11 @@ import FoundationNetworking
             }
         )
         _ = try await cache.send()
-        cache.clock.advance(by: 20)
+        cache.clock.advance(by: .seconds(20))
         cache.respond { _, now in ServerResponse(status: 304, headers: [("Date", httpDate(now))]) }
         #expect(try await cache.send(headers: ["Cache-Control": "max-stale=3600"]).status == .revalidated)
         #expect(cache.requestCount == 2)
-        cache.clock.advance(by: 20)
+        cache.clock.advance(by: .seconds(20))
         cache.server.stop()
         await #expect(throws: NetworkAgentError.self) { try await cache.send() }
     }

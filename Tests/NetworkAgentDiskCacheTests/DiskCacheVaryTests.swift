@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -59,7 +60,7 @@ import FoundationNetworking
         }
         _ = try await cache.send(headers: ["Accept-Language": "en"])
         _ = try await cache.send(headers: ["Accept-Language": "de"])
-        cache.clock.advance(by: 20)
+        cache.clock.advance(by: .seconds(20))
         cache.respond { _, now in
             .cached("by-encoding", at: now, [("Cache-Control", "max-age=60"), ("Vary", "X-Mode")])
         }

@@ -37,7 +37,7 @@ import FoundationNetworking
         ]
         let provider = NetworkAgentProvider<LoadApi>(
             plugins: [
-                MetricsPlugin(handlers: [registry], clock: clock.clock),
+                MetricsPlugin(handlers: [registry], clock: clock),
                 ClockAdvancer(clock: clock) { durations[$0.url?.path ?? ""] ?? .zero },
             ],
             agent: NetworkAgent(transport: StubTransport(fallback: .status(200)))

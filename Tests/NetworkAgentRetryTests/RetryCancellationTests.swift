@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentRetry
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -53,7 +54,7 @@ import FoundationNetworking
     @Test func cancellingDuringAnAttemptIsNeverRetried() async throws {
         let server = try LoopbackServer { _ in ServerResponse(fault: .stall) }
         defer { server.stop() }
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let provider = NetworkAgentProvider<RetryEndpoint>(
             plugins: [.retry(clock: clock)],
             agent: NetworkAgent(transport: URLSessionTransport())

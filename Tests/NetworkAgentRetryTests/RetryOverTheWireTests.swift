@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentRetry
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -35,7 +36,7 @@ import FoundationNetworking
     @Test func scripted503sAreRetriedUntilTheServerAnswers() async throws {
         let server = try Self.scriptedServer { $0 < 3 ? .text("busy", status: 503) : .text("ok") }
         defer { server.stop() }
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let inner = AttemptCounter()
         let provider = Self.provider([.retry(clock: clock), inner])
         let (data, response) = try await provider.request(endpoint: RetryEndpoint(baseURL: server.baseURL))
@@ -49,7 +50,7 @@ import FoundationNetworking
     @Test func exhausted503sHandTheLastResponseToValidate() async throws {
         let server = try LoopbackServer { _ in .text("still busy", status: 503) }
         defer { server.stop() }
-        let provider = Self.provider([.retry(clock: VirtualClock()), .validate()])
+        let provider = Self.provider([.retry(clock: ManualClock(advancesOnSleep: true)), .validate()])
         let error = await #expect(throws: NetworkAgentError.self) {
             try await provider.request(endpoint: RetryEndpoint(baseURL: server.baseURL))
         }
@@ -62,7 +63,7 @@ import FoundationNetworking
     @Test func connectionResetsAreRetried() async throws {
         let server = try Self.scriptedServer { $0 < 3 ? ServerResponse(fault: .resetBeforeResponse) : .text("ok") }
         defer { server.stop() }
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let log = EventLog()
         let provider = Self.provider([.retry(clock: clock)])
         let (data, _) = try await log.record {
@@ -78,7 +79,7 @@ import FoundationNetworking
     @Test func aConnectionClosedBeforeAnyResponseIsRetried() async throws {
         let server = try Self.scriptedServer { $0 == 1 ? ServerResponse(fault: .closeBeforeResponse) : .text("ok") }
         defer { server.stop() }
-        let provider = Self.provider([.retry(clock: VirtualClock())])
+        let provider = Self.provider([.retry(clock: ManualClock(advancesOnSleep: true))])
         let (data, _) = try await provider.request(endpoint: RetryEndpoint(baseURL: server.baseURL))
         #expect(String(decoding: data, as: UTF8.self) == "ok")
         #expect(server.requestCount == 2)
@@ -89,7 +90,7 @@ import FoundationNetworking
         let closed = try #require(URL(string: "http://127.0.0.1:\(probe.port)"))
         probe.stop()
 
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let log = EventLog()
         let provider = Self.provider([.retry(clock: clock)])
         let error = await #expect(throws: NetworkAgentError.self) {
@@ -109,19 +110,21 @@ import FoundationNetworking
 
         let started = Locked<LoopbackServer?>(nil)
         let startError = Locked<(any Error)?>(nil)
-        // The first backoff sleep brings the server up on the refused port.
-        let clock = VirtualClock { _ in
-            do {
-                let server = try LoopbackServer(port: port) { _ in .text("back") }
-                started.withLock { $0 = server }
-            } catch {
-                startError.withLock { $0 = error }
-            }
-        }
+        // While the plugin sleeps its first backoff, the server comes up on the refused port; then the sleep ends.
+        let clock = ManualClock()
         defer { started.withLock { $0?.stop() } }
         let provider = Self.provider([.retry(.init(maximumAttempts: 2), clock: clock)])
         let base = try #require(URL(string: "http://127.0.0.1:\(port)"))
-        let (data, _) = try await provider.request(endpoint: RetryEndpoint(baseURL: base))
+        let call = Task { try await provider.request(endpoint: RetryEndpoint(baseURL: base)) }
+        #expect(await eventually { clock.sleeperCount == 1 })
+        do {
+            let server = try LoopbackServer(port: port) { _ in .text("back") }
+            started.withLock { $0 = server }
+        } catch {
+            startError.withLock { $0 = error }
+        }
+        clock.advance(by: .seconds(3_600))
+        let (data, _) = try await call.value
         #expect(startError.withLock { $0 } == nil)
         #expect(String(decoding: data, as: UTF8.self) == "back")
         #expect(started.withLock { $0?.requestCount } == 1)
@@ -130,7 +133,7 @@ import FoundationNetworking
     @Test func anAttemptThatMissesItsDeadlineIsRetried() async throws {
         let server = try Self.scriptedServer { $0 == 1 ? ServerResponse(fault: .stall) : .text("ok") }
         defer { server.stop() }
-        let provider = Self.provider([.retry(clock: VirtualClock())])
+        let provider = Self.provider([.retry(clock: ManualClock(advancesOnSleep: true))])
         // The deadline is per attempt: the stalled first attempt uses all of it, the second must answer within it.
         // Two seconds keeps a loaded two-core machine under Thread Sanitizer well inside, at the cost of the wait.
         let endpoint = RetryEndpoint(baseURL: server.baseURL, timeout: .seconds(2))
@@ -146,7 +149,7 @@ import FoundationNetworking
             $0 == 1 ? .text("wait", status: 429, headers: [("Retry-After", "4")]) : .text("ok")
         }
         defer { server.stop() }
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let provider = Self.provider([.retry(clock: clock)])
         let (data, _) = try await provider.request(endpoint: RetryEndpoint(baseURL: server.baseURL))
         #expect(String(decoding: data, as: UTF8.self) == "ok")
@@ -154,15 +157,15 @@ import FoundationNetworking
     }
 
     @Test func retryAfterHTTPDateOverTheWire() async throws {
-        // The virtual clock's date is Sun, 06 Nov 1994 08:49:37 GMT.
+        // The manual clock's date is Sun, 06 Nov 1994 08:49:37 GMT.
         let server = try Self.scriptedServer {
             $0 == 1
                 ? .text("down", status: 503, headers: [("Retry-After", "Sun, 06 Nov 1994 08:49:46 GMT")])
                 : .text("ok")
         }
         defer { server.stop() }
-        let clock = VirtualClock()
-        let provider = Self.provider([.retry(clock: clock)])
+        let clock = ManualClock(advancesOnSleep: true)
+        let provider = Self.provider([.retry(clock: clock, now: { clock.date })])
         let (data, _) = try await provider.request(endpoint: RetryEndpoint(baseURL: server.baseURL))
         #expect(String(decoding: data, as: UTF8.self) == "ok")
         #expect(clock.sleeps == [.seconds(9)])
@@ -188,7 +191,7 @@ import FoundationNetworking
         defer { busy.stop() }
         let resetting = try LoopbackServer { _ in ServerResponse(fault: .resetBeforeResponse) }
         defer { resetting.stop() }
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let provider = Self.provider([.retry(clock: clock)])
 
         var endpoint = RetryEndpoint(
@@ -225,7 +228,7 @@ import FoundationNetworking
             task: .requestWithoutAttributes(content: ["name": "widget"])
         )
         endpoint.headers["Idempotency-Key"] = "\"order-17\""
-        let provider = Self.provider([.retry(clock: VirtualClock())])
+        let provider = Self.provider([.retry(clock: ManualClock(advancesOnSleep: true))])
         let (_, response) = try await provider.request(endpoint: endpoint)
         #expect(response.status == 201)
         let requests = server.requests
@@ -237,7 +240,9 @@ import FoundationNetworking
     @Test func addIdempotencyKeyGivesEachCallOneFreshKeyForAllItsAttempts() async throws {
         let server = try Self.scriptedServer { $0 % 2 == 1 ? .text("busy", status: 503) : .text("ok") }
         defer { server.stop() }
-        let provider = Self.provider([.retry(.init(nonIdempotentMethods: .addIdempotencyKey), clock: VirtualClock())])
+        let provider = Self.provider([
+            .retry(.init(nonIdempotentMethods: .addIdempotencyKey), clock: ManualClock(advancesOnSleep: true))
+        ])
         let endpoint = RetryEndpoint(
             baseURL: server.baseURL,
             method: .patch,
@@ -265,7 +270,9 @@ import FoundationNetworking
             task: .requestWithoutAttributes(content: "x")
         )
         endpoint.headers["Idempotency-Key"] = "mine"
-        let provider = Self.provider([.retry(.init(nonIdempotentMethods: .addIdempotencyKey), clock: VirtualClock())])
+        let provider = Self.provider([
+            .retry(.init(nonIdempotentMethods: .addIdempotencyKey), clock: ManualClock(advancesOnSleep: true))
+        ])
         _ = try await provider.request(endpoint: endpoint)
         #expect(server.requests.map { $0.header("Idempotency-Key") } == ["mine", "mine"])
     }
@@ -288,7 +295,11 @@ import FoundationNetworking
         defer { server.stop() }
         let last = LastRequest()
         let provider = Self.provider([
-            .retry(.init(nonIdempotentMethods: .addIdempotencyKey), clock: VirtualClock(), idempotencyKey: { "k-1" }),
+            .retry(
+                .init(nonIdempotentMethods: .addIdempotencyKey),
+                clock: ManualClock(advancesOnSleep: true),
+                idempotencyKey: { "k-1" }
+            ),
             last,
         ])
         let endpoint = RetryEndpoint(

@@ -29,7 +29,7 @@ import FoundationNetworking
     }
 
     @Test func fullJitterWithAFixedRandomValueHalvesEachExponentialDelay() async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let policy = RetryPlugin.Policy(
             maximumAttempts: 5,
             baseDelay: .milliseconds(100),
@@ -55,7 +55,7 @@ import FoundationNetworking
     }
 
     @Test func withoutJitterTheDelaysGrowByTheMultiplierUpToTheMaximum() async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let policy = RetryPlugin.Policy(
             maximumAttempts: 6,
             baseDelay: .milliseconds(100),
@@ -72,7 +72,7 @@ import FoundationNetworking
     }
 
     @Test func decorrelatedJitterGrowsEachDelayFromThePreviousOne() async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let policy = RetryPlugin.Policy(
             maximumAttempts: 6,
             baseDelay: .milliseconds(100),
@@ -93,7 +93,7 @@ import FoundationNetworking
         let policy = RetryPlugin.Policy(maximumAttempts: 8, baseDelay: .milliseconds(100), maximumDelay: .seconds(2))
         var schedules: [[Duration]] = []
         for _ in 0..<2 {
-            let clock = VirtualClock()
+            let clock = ManualClock(advancesOnSleep: true)
             let random = SeededRandom(seed: 42)
             _ = try await call(.retry(policy, clock: clock, random: random.unit), responses: [.status(503)])
             schedules.append(clock.sleeps)
@@ -109,11 +109,11 @@ import FoundationNetworking
 
     @Test func randomValuesOutsideZeroToOneAreClamped() async throws {
         let policy = RetryPlugin.Policy(maximumAttempts: 2, baseDelay: .milliseconds(100))
-        let high = VirtualClock()
+        let high = ManualClock(advancesOnSleep: true)
         _ = try await call(.retry(policy, clock: high, random: { 7 }), responses: [.status(503)])
         #expect(high.sleeps == [.milliseconds(100)])
         // A zero delay retries at once, without sleeping.
-        let low = VirtualClock()
+        let low = ManualClock(advancesOnSleep: true)
         let result = try await call(.retry(policy, clock: low, random: { -1 }), responses: [.status(503)])
         #expect(low.sleeps.isEmpty)
         #expect(result.attempts == 2)
@@ -121,7 +121,7 @@ import FoundationNetworking
     }
 
     @Test func noAttemptStartsWhenItsDelayWouldEndAfterTheTimeBudget() async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let policy = RetryPlugin.Policy(
             maximumAttempts: 10,
             baseDelay: .milliseconds(300),
@@ -143,14 +143,14 @@ import FoundationNetworking
     }
 
     @Test func aNilBudgetNeverStopsTheRetries() async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let policy = RetryPlugin.Policy(maximumAttempts: 4, baseDelay: .seconds(100), jitter: .none, timeBudget: nil)
         let result = try await call(.retry(policy, clock: clock), responses: [.status(503)])
         #expect(result.attempts == 4)
     }
 
     @Test func retriesStopAtTheMaximumAttemptsWithTheLastResponse() async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let stub = StubTransport()
         stub.stub(
             matching: { _ in true },
@@ -173,7 +173,7 @@ import FoundationNetworking
 
     @Test(arguments: [0, 1])
     func oneOrFewerMaximumAttemptsTurnsRetriesOff(_ maximumAttempts: Int) async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let result = try await call(
             .retry(.init(maximumAttempts: maximumAttempts), clock: clock),
             responses: [.status(503)]
@@ -184,7 +184,7 @@ import FoundationNetworking
 
     @Test(arguments: [400, 401, 403, 404, 409, 422, 501, 505])
     func otherStatusesAreReturnedAtOnce(_ status: Int) async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let result = try await call(.retry(clock: clock), responses: [.status(status), .status(200)])
         #expect(result.response.status == status)
         #expect(result.attempts == 1)
@@ -192,7 +192,7 @@ import FoundationNetworking
     }
 
     @Test func theRetryableStatusesAreConfigurable() async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let policy = RetryPlugin.Policy(retryableStatusCodes: [404])
         let notFound = try await call(.retry(policy, clock: clock), responses: [.status(404), .status(200)])
         #expect(notFound.response.status == 200)
@@ -204,7 +204,7 @@ import FoundationNetworking
 
     @Test func retryAfterDelaySecondsReplacesTheBackoffOn503And429() async throws {
         for status in [503, 429] {
-            let clock = VirtualClock()
+            let clock = ManualClock(advancesOnSleep: true)
             let result = try await call(
                 .retry(clock: clock, random: { 0 }),
                 responses: [.init(statusCode: status, headers: ["Retry-After": "2"]), .status(200)]
@@ -217,10 +217,10 @@ import FoundationNetworking
     }
 
     @Test func retryAfterHTTPDateIsMeasuredFromTheClocksDate() async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         clock.advance(by: .seconds(3))  // now: Sun, 06 Nov 1994 08:49:40 GMT
         let result = try await call(
-            .retry(clock: clock, random: { 0 }),
+            .retry(clock: clock, random: { 0 }, now: { clock.date }),
             responses: [
                 .init(statusCode: 503, headers: ["Retry-After": "Sun, 06 Nov 1994 08:49:47 GMT"]), .status(200),
             ]
@@ -231,7 +231,7 @@ import FoundationNetworking
 
     @Test func retryAfterIsIgnoredOnOtherStatusesAndWhenMalformed() async throws {
         for (status, value) in [(500, "2"), (503, "soon"), (503, "-1"), (503, "1.5")] {
-            let clock = VirtualClock()
+            let clock = ManualClock(advancesOnSleep: true)
             _ = try await call(
                 .retry(.init(baseDelay: .milliseconds(100), jitter: .none), clock: clock),
                 responses: [.init(statusCode: status, headers: ["Retry-After": value]), .status(200)]
@@ -241,7 +241,7 @@ import FoundationNetworking
     }
 
     @Test func retryAfterLongerThanTheMaximumDelayReturnsTheServersAnswerWithoutWaiting() async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let result = try await call(
             .retry(clock: clock),
             responses: [.init(statusCode: 503, headers: ["Retry-After": "3600"]), .status(200)]
@@ -259,7 +259,7 @@ import FoundationNetworking
     }
 
     @Test func retryAfterBeyondTheTimeBudgetReturnsTheServersAnswerWithoutWaiting() async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let policy = RetryPlugin.Policy(maximumDelay: .seconds(60), timeBudget: .seconds(10))
         let result = try await call(
             .retry(policy, clock: clock),
@@ -273,7 +273,7 @@ import FoundationNetworking
     // MARK: - Errors
 
     @Test func exhaustedOnAnErrorKeepsTheErrorAndSaysHowManyAttemptsAndWhy() async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let log = EventLog()
         let error = await #expect(throws: NetworkAgentError.self) {
             try await log.record {
@@ -293,12 +293,18 @@ import FoundationNetworking
 
     @Test func aTimedOutAttemptIsRetriedUnlessTurnedOff() async throws {
         let timeout = StubTransport.Response.failure(NetworkAgentError(.timedOut, "too slow"))
-        let retried = try await call(.retry(clock: VirtualClock()), responses: [timeout, .status(200)])
+        let retried = try await call(
+            .retry(clock: ManualClock(advancesOnSleep: true)),
+            responses: [timeout, .status(200)]
+        )
         #expect(retried.response.status == 200)
         #expect(retried.events.first?.attributes["reason"] == "timed_out")
 
         let error = await #expect(throws: NetworkAgentError.self) {
-            try await self.call(.retry(.init(retriesTimeouts: false), clock: VirtualClock()), responses: [timeout])
+            try await self.call(
+                .retry(.init(retriesTimeouts: false), clock: ManualClock(advancesOnSleep: true)),
+                responses: [timeout]
+            )
         }
         #expect(error?.code == .timedOut)
         #expect(error?.message == "too slow")
@@ -312,7 +318,7 @@ import FoundationNetworking
         NetworkAgentError(.redirectFailed, "loop"),
     ])
     func nonTransientErrorsAreThrownAtOnceAndUnchanged(_ thrown: NetworkAgentError) async throws {
-        let clock = VirtualClock()
+        let clock = ManualClock(advancesOnSleep: true)
         let inner = AttemptCounter()
         let error = await #expect(throws: NetworkAgentError.self) {
             try await self.call(.retry(clock: clock), responses: [.failure(thrown), .status(200)], inner: inner)
@@ -335,7 +341,7 @@ import FoundationNetworking
             }
         }
         let provider = NetworkAgentProvider<RetryEndpoint>(
-            plugins: [.retry(clock: VirtualClock()), Thrower()],
+            plugins: [.retry(clock: ManualClock(advancesOnSleep: true)), Thrower()],
             agent: NetworkAgent(transport: StubTransport())
         )
         await #expect(throws: Boom.self) { try await provider.request(endpoint: .stubbed) }
@@ -344,7 +350,10 @@ import FoundationNetworking
     @Test func aFailureThatIsNotRetryableAfterRetriesSaysHowManyAttemptsWereMade() async throws {
         let tls = NetworkAgentError(.transport, "tls", underlying: URLError(.secureConnectionFailed))
         let error = await #expect(throws: NetworkAgentError.self) {
-            try await self.call(.retry(clock: VirtualClock()), responses: [.status(503), .failure(tls)])
+            try await self.call(
+                .retry(clock: ManualClock(advancesOnSleep: true)),
+                responses: [.status(503), .failure(tls)]
+            )
         }
         #expect(error?.urlErrorCode == .secureConnectionFailed)
         #expect(error?.message == "tls [retry: gave up after 2 attempts: the last failure is not retryable]")
@@ -354,7 +363,7 @@ import FoundationNetworking
 
     @Test func thePredicateSeesTheFailedAttemptAndCanVetoTheRetry() async throws {
         let seen = Locked<[RetryPlugin.FailedAttempt]>([])
-        let plugin = RetryPlugin.retry(clock: VirtualClock()) { failure in
+        let plugin = RetryPlugin.retry(clock: ManualClock(advancesOnSleep: true)) { failure in
             seen.withLock { $0.append(failure) }
             return failure.number < 2
         }
@@ -374,7 +383,7 @@ import FoundationNetworking
         var endpoint = RetryEndpoint.stubbed
         endpoint.method = method
         let result = try await call(
-            .retry(clock: VirtualClock()),
+            .retry(clock: ManualClock(advancesOnSleep: true)),
             responses: [.status(503), .status(200)],
             endpoint: endpoint
         )
@@ -386,7 +395,7 @@ import FoundationNetworking
         var endpoint = RetryEndpoint.stubbed
         endpoint.method = method
         let plain = try await call(
-            .retry(clock: VirtualClock()),
+            .retry(clock: ManualClock(advancesOnSleep: true)),
             responses: [.status(503), .status(200)],
             endpoint: endpoint
         )
@@ -396,7 +405,7 @@ import FoundationNetworking
 
         endpoint.headers["Idempotency-Key"] = "\"k1\""
         let keyed = try await call(
-            .retry(clock: VirtualClock()),
+            .retry(clock: ManualClock(advancesOnSleep: true)),
             responses: [.status(503), .status(200)],
             endpoint: endpoint
         )
@@ -404,7 +413,7 @@ import FoundationNetworking
         #expect(keyed.response.status == 200)
 
         let never = try await call(
-            .retry(.init(nonIdempotentMethods: .neverRetry), clock: VirtualClock()),
+            .retry(.init(nonIdempotentMethods: .neverRetry), clock: ManualClock(advancesOnSleep: true)),
             responses: [.status(503), .status(200)],
             endpoint: endpoint
         )
@@ -415,7 +424,11 @@ import FoundationNetworking
         var endpoint = RetryEndpoint.stubbed
         endpoint.method = .post
         let error = await #expect(throws: NetworkAgentError.self) {
-            try await self.call(.retry(clock: VirtualClock()), responses: [.connectionRefused], endpoint: endpoint)
+            try await self.call(
+                .retry(clock: ManualClock(advancesOnSleep: true)),
+                responses: [.connectionRefused],
+                endpoint: endpoint
+            )
         }
         #expect(
             error?.message.hasSuffix(
@@ -428,7 +441,7 @@ import FoundationNetworking
         var endpoint = RetryEndpoint.stubbed
         endpoint.method = .post
         let result = try await call(
-            .retry(.init(idempotentMethods: ["post"]), clock: VirtualClock()),
+            .retry(.init(idempotentMethods: ["post"]), clock: ManualClock(advancesOnSleep: true)),
             responses: [.status(503), .status(200)],
             endpoint: endpoint
         )

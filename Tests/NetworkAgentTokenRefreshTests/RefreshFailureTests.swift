@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import NetworkAgentTokenRefresh
 import Testing
 
@@ -197,22 +198,22 @@ import FoundationNetworking
 
     @Test("17.7 a proactive refresh that fails transiently sends the current token")
     func aFailedProactiveRefreshSendsTheCurrentToken() async throws {
-        let clock = FakeClock()
+        let clock = ManualClock(startDate: Date())
         let server = try TokenServer(valid: ["t0"])
         defer { server.stop() }
         server.update { $0.refreshAnswer = (503, "{}") }
         let hook = HookCounter()
         let refresher = TokenRefresher(
-            token: AuthToken(credential: .bearer("t0"), expiresAt: clock.now.addingTimeInterval(60)),
+            token: AuthToken(credential: .bearer("t0"), expiresAt: clock.date.addingTimeInterval(60)),
             refreshMargin: .seconds(30),
-            now: clock.reader,
+            now: { clock.date },
             onSessionExpired: hook.hook,
-            refresh: server.refreshCall(now: clock.reader)
+            refresh: server.refreshCall(now: { clock.date })
         )
         let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
 
-        clock.advance(by: 45)  // 15 s before expiry: due for a proactive refresh, still valid
+        clock.advance(by: .seconds(45))  // 15 s before expiry: due for a proactive refresh, still valid
         let (data, _) = try await provider.request(endpoint: endpoint)
         #expect(String(decoding: data, as: UTF8.self) == "ok /data t0")
         #expect(server.refreshCalls == 1)
@@ -226,7 +227,7 @@ import FoundationNetworking
             $0.refreshAnswer = nil
             $0.valid = []
         }
-        clock.advance(by: 20)
+        clock.advance(by: .seconds(20))
         let (after, _) = try await provider.request(endpoint: endpoint)
         #expect(String(decoding: after, as: UTF8.self) == "ok /data t1")
         #expect(server.refreshCalls == 2)
@@ -234,16 +235,16 @@ import FoundationNetworking
 
     @Test("17.8 proactive refreshes do not spend the 401 loop guard")
     func proactiveRefreshesDoNotSpendTheLoopGuard() async throws {
-        let clock = FakeClock()
+        let clock = ManualClock(startDate: Date())
         let server = try TokenServer(valid: ["t0"])
         defer { server.stop() }
         let refresher = TokenRefresher(
-            token: AuthToken(credential: .bearer("t0"), expiresAt: clock.now.addingTimeInterval(60)),
+            token: AuthToken(credential: .bearer("t0"), expiresAt: clock.date.addingTimeInterval(60)),
             refreshMargin: .seconds(30),
             maximumRefreshes: 3,
             refreshWindow: .seconds(3600),
-            now: clock.reader,
-            refresh: server.refreshCall(now: clock.reader)
+            now: { clock.date },
+            refresh: server.refreshCall(now: { clock.date })
         )
         let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
@@ -252,7 +253,7 @@ import FoundationNetworking
         // A long-lived app: six proactive refreshes inside one loop-guard window (tokens live 60 s, so each is due
         // 31 s later).
         for round in 1...6 {
-            clock.advance(by: 31)
+            clock.advance(by: .seconds(31))
             let (data, _) = try await log.record { try await provider.request(endpoint: endpoint) }
             #expect(String(decoding: data, as: UTF8.self) == "ok /data t\(round)")
         }
@@ -277,16 +278,16 @@ import FoundationNetworking
     }
 
     @Test func aTokenThatArrivesAlreadyDueIsNotRefreshedProactivelyAgain() async throws {
-        let clock = FakeClock()
+        let clock = ManualClock(startDate: Date())
         let server = try TokenServer(valid: ["t0"])
         defer { server.stop() }
         // The server's tokens live 60 s, less than the 120 s margin: each one is due the moment it arrives.
         let refresher = TokenRefresher(
-            token: AuthToken(credential: .bearer("t0"), expiresAt: clock.now.addingTimeInterval(60)),
+            token: AuthToken(credential: .bearer("t0"), expiresAt: clock.date.addingTimeInterval(60)),
             refreshMargin: .seconds(120),
             maximumRefreshes: 100,
-            now: clock.reader,
-            refresh: server.refreshCall(now: clock.reader)
+            now: { clock.date },
+            refresh: server.refreshCall(now: { clock.date })
         )
         let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
         let endpoint = ApiEndpoint(baseURL: server.baseURL)

@@ -155,23 +155,6 @@ final class TokenServer: Sendable {
     }
 }
 
-/// A wall clock the test moves by hand.
-final class FakeClock: Sendable {
-    private let current: Locked<Date>
-
-    init(_ start: Date = Date()) {
-        current = Locked(start)
-    }
-
-    var now: Date { current.withLock { $0 } }
-
-    func advance(by seconds: TimeInterval) {
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
-    }
-
-    var reader: @Sendable () -> Date { { self.now } }
-}
-
 /// Holds every request, inside the exchange, until `count` requests have arrived; later ones pass at once.
 /// Registered after the token refresh plugin, it makes all requests leave with the same credential.
 actor StartLine: NetworkAgentPlugin {

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import NetworkAgentTokenRefresh
 import Synchronization
 import Testing
@@ -156,13 +157,13 @@ import FoundationNetworking
         let server = try TokenServer(valid: [])
         defer { server.stop() }
         server.update { $0.rejectsEverything = true }
-        let clock = FakeClock()
+        let clock = ManualClock(startDate: Date())
         let refresher = TokenRefresher(
             token: AuthToken(credential: .bearer("t0")),
             maximumRefreshes: 3,
             refreshWindow: .seconds(20),
-            now: clock.reader,
-            refresh: server.refreshCall(now: clock.reader)
+            now: { clock.date },
+            refresh: server.refreshCall(now: { clock.date })
         )
         let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
@@ -184,22 +185,22 @@ import FoundationNetworking
 
         // Once the window has passed (in virtual time), refreshing is allowed again. (The tokens live 60 s, so
         // 21 s later none is due for a proactive refresh.)
-        clock.advance(by: 21)
+        clock.advance(by: .seconds(21))
         let (_, response) = try await provider.request(endpoint: endpoint)
         #expect(response.status == 401)
         #expect(server.refreshCalls == 4)
     }
 
     @Test func aProactiveRefreshHappensBeforeTheServerWouldAnswer401() async throws {
-        let clock = FakeClock()
-        let jwt = makeJWT(exp: clock.now.timeIntervalSince1970 + 100)
+        let clock = ManualClock(startDate: Date())
+        let jwt = makeJWT(exp: clock.date.timeIntervalSince1970 + 100)
         let server = try TokenServer(valid: [jwt])
         defer { server.stop() }
         let refresher = TokenRefresher(
             token: .bearer(jwt: jwt),
             refreshMargin: .seconds(30),
-            now: clock.reader,
-            refresh: server.refreshCall(now: clock.reader)
+            now: { clock.date },
+            refresh: server.refreshCall(now: { clock.date })
         )
         let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
@@ -207,7 +208,7 @@ import FoundationNetworking
         _ = try await provider.request(endpoint: endpoint)
         #expect(server.refreshCalls == 0)
 
-        clock.advance(by: 75)  // 25 s before expiry: inside the 30 s margin
+        clock.advance(by: .seconds(75))  // 25 s before expiry: inside the 30 s margin
         let log = EventLog()
         let (data, response) = try await log.record { try await provider.request(endpoint: endpoint) }
         #expect(response.status == 200)

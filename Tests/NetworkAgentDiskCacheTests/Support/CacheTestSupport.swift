@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -18,20 +19,9 @@ struct CacheEndpoint: NetworkAgentEndpoint {
     var timeout: Duration? = .seconds(10)
 }
 
-/// A wall clock that moves only when a test says so.
-final class ManualClock: Sendable {
-    /// 2023-11-14T22:13:20Z: a fixed start, so HTTP dates in tests are exact.
-    static let start = Date(timeIntervalSince1970: 1_700_000_000)
-    private let current = Locked(ManualClock.start)
-
-    var now: Date { current.withLock { $0 } }
-
-    func advance(by seconds: TimeInterval) {
-        current.withLock { $0 += seconds }
-    }
-
-    /// The clock as the plugin's `now`.
-    var source: @Sendable () -> Date { { [self] in now } }
+extension ManualClock {
+    /// 2023-11-14T22:13:20Z: the fixed start of the cache tests' clock, so HTTP dates in tests are exact.
+    static let cacheStart = Date(timeIntervalSince1970: 1_700_000_000)
 }
 
 /// Collects the events emitted inside `observing`.
@@ -89,7 +79,7 @@ struct CacheAnswer {
 final class CacheHarness: Sendable {
     typealias Handler = @Sendable (ServerRequest, Date) -> ServerResponse
 
-    let clock = ManualClock()
+    let clock = ManualClock(startDate: ManualClock.cacheStart)
     let server: LoopbackServer
     let plugin: DiskCachePlugin
     let provider: NetworkAgentProvider<CacheEndpoint>
@@ -116,10 +106,10 @@ final class CacheHarness: Sendable {
         let clock = self.clock
         server = try LoopbackServer { request in
             let current = origin.handler.withLock { $0 }
-            return current(request, clock.now)
+            return current(request, clock.date)
         }
         self.origin = origin
-        var configuration = DiskCachePlugin.Configuration(now: clock.source)
+        var configuration = DiskCachePlugin.Configuration(now: { [clock] in clock.date })
         configure(&configuration)
         if let store {
             directory = nil

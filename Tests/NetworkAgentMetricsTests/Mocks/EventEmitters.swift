@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentMetrics
+import NetworkAgentTesting
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -134,17 +135,6 @@ final class RecordingHandler: MetricsHandler {
     }
 
     var all: [MetricsObservation] { observations.withLock { $0 } }
-}
-
-/// A clock that only moves when told to.
-final class ManualClock: Sendable {
-    private let time = Locked(Duration.zero)
-
-    var clock: MetricsClock { MetricsClock { self.time.withLock { $0 } } }
-
-    func advance(by duration: Duration) {
-        time.withLock { $0 += duration }
-    }
 }
 
 /// Moves a manual clock forward during the exchange, so that the outer metrics plugin measures exactly `duration`.

@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentRetry
+import NetworkAgentTesting
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -56,11 +57,11 @@ final class EventLog: Sendable {
 
 /// An inner plugin that counts attempts and makes each one take `duration` of virtual time.
 final class AttemptCounter: NetworkAgentPlugin {
-    let clock: VirtualClock?
+    let clock: ManualClock?
     let duration: Duration
     private let count = Locked(0)
 
-    init(clock: VirtualClock? = nil, duration: Duration = .zero) {
+    init(clock: ManualClock? = nil, duration: Duration = .zero) {
         self.clock = clock
         self.duration = duration
     }

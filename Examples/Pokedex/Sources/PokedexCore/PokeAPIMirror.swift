@@ -181,9 +181,7 @@ final class MirrorState: Sendable {
             $0.tokens[token] = expiry
             $0.issued += 1
         }
-        let seconds =
-            Double(options.tokenLifetime.components.seconds)
-            + Double(options.tokenLifetime.components.attoseconds) * 1e-18
+        let seconds = options.tokenLifetime.timeInterval
         let body = #"{"access_token":"\#(token)","token_type":"Bearer","expires_in":\#(seconds)}"#
         return .json(Data(body.utf8), headers: [("Cache-Control", "no-store")])
     }

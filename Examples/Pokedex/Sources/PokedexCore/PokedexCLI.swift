@@ -164,8 +164,7 @@ public enum PokedexCLI {
             }
         }
         if terminal.isInteractive { Terminal.output("") }
-        let seconds = start.duration(to: .now).components
-        let elapsed = String(format: "%.1f", Double(seconds.seconds) + Double(seconds.attoseconds) * 1e-18)
+        let elapsed = String(format: "%.1f", start.duration(to: .now).timeInterval)
         Terminal.output("synced \(total - failures.count * 2) of \(total) resources in \(elapsed) s")
         if let first = failures.first {
             throw PokedexError.unreachable("\(failures.count) pokemon failed to sync, first \(first)")
