@@ -28,7 +28,8 @@ public struct CacheKey: Hashable, Sendable {
     /// Hex SHA-256 of the request's values of ``varyNames``; empty when ``varyNames`` is.
     public let variant: String
 
-    /// The header fields whose values make up the credential fingerprint.
+    /// The header fields whose values always make up the credential fingerprint; every header a request marks
+    /// sensitive (`URLRequest.sensitiveHeaderNames`, such as an auth plugin's `X-API-Key`) joins them.
     public static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
 
     /// The method, URL and credential fingerprint: every variant of one resource for one user shares it.
@@ -107,12 +108,22 @@ public struct CacheKey: Hashable, Sendable {
         return components.string
     }
 
+    /// The headers whose values make a request one user's: ``credentialHeaders`` and every header the request
+    /// marks sensitive (`URLRequest.sensitiveHeaderNames`: an auth plugin's `X-API-Key`, a configuration's
+    /// secrets), lowercased, the marked ones sorted after the three.
+    static func credentialNames(of request: URLRequest) -> [String] {
+        let known = credentialHeaders.map { $0.lowercased() }
+        let marked = Set(request.sensitiveHeaderNames.map { $0.lowercased() }).subtracting(known)
+        return known + marked.sorted()
+    }
+
     private static func credentialFingerprint(of request: URLRequest) -> String {
-        let values = credentialHeaders.map { request.value(forHTTPHeaderField: $0) }
+        let names = credentialNames(of: request)
+        let values = names.map { request.value(forHTTPHeaderField: $0) }
         guard values.contains(where: { $0 != nil }) else { return "" }
         var hasher = SHA256()
         hasher.update("networkagent.cache.credential.v1\n")
-        for (name, value) in zip(credentialHeaders, values) {
+        for (name, value) in zip(names, values) {
             hasher.update(value.map { "\(name.lowercased()):\($0)\n" } ?? "\(name.lowercased())\u{0}\n")
         }
         return SHA256.hexString(hasher.finalize())

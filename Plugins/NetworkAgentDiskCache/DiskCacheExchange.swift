@@ -187,9 +187,9 @@ struct DiskCacheExchange: Sendable {
     /// credentials otherwise only narrows who it answers.)
     private func mayStoreRedirected(_ response: HTTPURLResponse, varyNames: [String]) -> Bool {
         guard let requestURL = request.url, let responseURL = response.url,
-            Self.origin(of: requestURL) != Self.origin(of: responseURL)
+            Origin(requestURL) != Origin(responseURL)
         else { return true }
-        let credentialNames = Set(CacheKey.credentialHeaders.map { $0.lowercased() })
+        let credentialNames = Set(CacheKey.credentialNames(of: request))
         return !varyNames.contains { credentialNames.contains($0) }
     }
 
@@ -197,14 +197,6 @@ struct DiskCacheExchange: Sendable {
     private func removeAllVariants(of request: URLRequest) {
         guard let key = CacheKey(request: request) else { return }
         for variant in plugin.store.variants(forPrimaryKey: key.primary) { plugin.store.remove(variant) }
-    }
-
-    /// Scheme, host and port, default ports left out (RFC 6454 §4).
-    private static func origin(of url: URL) -> String? {
-        guard let normalized = CacheKey.normalizedURL(url), let components = URLComponents(string: normalized) else {
-            return nil
-        }
-        return "\(components.scheme ?? "")://\(components.host ?? ""):\(components.port.map(String.init) ?? "")"
     }
 
     private func write(_ entry: CachedEntry) {

@@ -37,6 +37,32 @@ import FoundationNetworking
         #expect(cache.requestCount == 3)
     }
 
+    @Test("a header marked sensitive (an API key) is a credential: two keys never share an entry")
+    func sensitiveHeadersAreCredentialsToo() async throws {
+        let cache = try CacheHarness { request, now in
+            .cached(
+                "data for \(request.header("X-API-Key") ?? "nobody")",
+                at: now,
+                [("Cache-Control", "private, max-age=600")]
+            )
+        }
+        var configuration = NetworkAgentConfiguration()
+        configuration.sensitiveHeaders = ["X-API-Key"]
+        let provider = NetworkAgentProvider<CacheEndpoint>(
+            plugins: [cache.plugin],
+            agent: NetworkAgent(transport: URLSessionTransport.shared, configuration: configuration)
+        )
+        func get(key: String) async throws -> String {
+            let headers = ["Accept": "text/plain", "X-API-Key": key]
+            let endpoint = CacheEndpoint(baseURL: cache.server.baseURL, path: "/resource", headers: headers)
+            return String(decoding: try await provider.request(endpoint: endpoint).data, as: UTF8.self)
+        }
+        #expect(try await get(key: "key-a") == "data for key-a")
+        #expect(try await get(key: "key-b") == "data for key-b")
+        #expect(try await get(key: "key-a") == "data for key-a")
+        #expect(cache.requestCount == 2)
+    }
+
     @Test func cookiesAreCredentialsToo() async throws {
         let cache = try Self.origin()
         _ = try await cache.send(headers: ["Cookie": "session=1"])
