@@ -34,6 +34,13 @@ final class ChunkBuffer: Sendable {
             defer { endObservers = [] }
             return (settled, endObservers)
         }
+
+        /// Forgets the chunks not yet read.
+        mutating func dropBuffered() {
+            chunks = []
+            head = 0
+            bufferedBytes = 0
+        }
     }
 
     private let state = Locked(State())
@@ -71,14 +78,6 @@ final class ChunkBuffer: Sendable {
         }
     }
 
-    private func drop() {
-        state.withLock { state in
-            state.chunks = []
-            state.head = 0
-            state.bufferedBytes = 0
-        }
-    }
-
     /// Ends the body, with an error or normally. Later calls are ignored.
     func finish(throwing error: (any Error)?) {
         let (waiter, ended) = state.withLock {
@@ -96,7 +95,14 @@ final class ChunkBuffer: Sendable {
 
     /// Drops what is buffered, cancels the task and ends the body with `error` (unless it already ended).
     func fail(_ error: NetworkAgentError) {
-        drop()
+        // A body that already ended keeps what it holds: the consumer still reads it to the end (an error body a
+        // deadline fires on just after its last byte arrived must not come back cut short).
+        let ended = state.withLock { state -> Bool in
+            guard !state.finished else { return true }
+            state.dropBuffered()
+            return false
+        }
+        guard !ended else { return }
         // The body ends with `error` before the task is cancelled: the cancellation's own completion (which the
         // delegate may report on another thread at once) must not be the error the consumer sees.
         finish(throwing: error)
@@ -110,6 +116,7 @@ final class ChunkBuffer: Sendable {
     func cancel() {
         let ended = state.withLock { state in
             let readInFull = state.finished && state.failure == nil && state.head == state.chunks.count
+            defer { state.dropBuffered() }
             return state.settle(readInFull ? .completed : .cancelled)
         }
         Self.notify(ended)
