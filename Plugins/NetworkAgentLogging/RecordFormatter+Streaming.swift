@@ -66,6 +66,7 @@ extension RecordFormatter {
                     with: renderer.policy.redactedString(for: target)
                 )
             }
+            description = renderer.policy.redactedText(description)
             return LogRecord(
                 severity: .error,
                 kind: .streamEnd,

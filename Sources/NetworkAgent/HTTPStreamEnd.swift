@@ -22,7 +22,8 @@ public struct HTTPStreamEnd: Sendable {
     /// The bytes of the body handed to the caller.
     public let bytes: Int
 
-    /// Creates an end, for tests of plugins.
+    /// Creates an end; the library makes them (a plugin gets real ones through ``NetworkAgentExchange/onStreamEnd(_:)``,
+    /// in its tests too, by streaming through `StubTransport`).
     ///
     /// - Parameters:
     ///   - outcome: How the body ended.

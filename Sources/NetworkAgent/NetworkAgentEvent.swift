@@ -127,7 +127,7 @@ public enum NetworkAgentEvents {
         for observer in observers { observer(event) }
     }
 
-    /// Whether any observer would receive an emitted event; lets a plugin skip building one.
+    /// Whether any observer would receive an emitted event; lets the bundled plugins skip building one.
     package static var hasObservers: Bool { !observers.isEmpty }
 
     /// Runs `operation` with `observer` receiving the events emitted inside it (and in tasks it creates,
