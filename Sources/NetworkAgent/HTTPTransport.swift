@@ -35,13 +35,14 @@ extension HTTPTransport {
     ///
     /// - Parameter request: The final request, after every plugin's `onRequest`.
     /// - Returns: The response head and the whole body as one chunk.
-    /// - Throws: What ``send(_:)`` throws, or ``NetworkAgentError/Code/invalidResponse`` for a response that is not
-    ///   HTTP.
+    /// - Throws: What ``send(_:)`` throws, ``NetworkAgentError/Code/invalidResponse`` for a response that is not
+    ///   HTTP, or ``NetworkAgentError/Code/responseTooLarge`` for a body over the calling agent's limit.
     public func stream(_ request: URLRequest) async throws -> HTTPStreamResponse {
         let (data, response) = try await send(request)
         guard let http = response as? HTTPURLResponse else {
             throw NetworkAgentError(.invalidResponse, "\(request.url?.absoluteString ?? "?") gave no HTTP response")
         }
+        try NetworkAgent.check(data, of: request, response: http, against: NetworkAgent.maximumResponseBytes)
         return HTTPStreamResponse(response: http, body: HTTPByteStream(data: data))
     }
 }

@@ -126,15 +126,20 @@ public struct NetworkAgent: Sendable {
         let (data, response) = try await mappingErrors(of: request) {
             try await Self.$maximumResponseBytes.withValue(limit) { try await transport.send(request) }
         }
-        if let limit, data.count > limit {
-            throw NetworkAgentError(
-                .responseTooLarge,
-                "the response body of \(request.url?.absoluteString ?? "the request") has \(data.count) bytes, more "
-                    + "than the limit of \(limit)",
-                response: response as? HTTPURLResponse
-            )
-        }
+        try Self.check(data, of: request, response: response, against: limit)
         return (data: data, response: response)
+    }
+
+    /// Throws ``NetworkAgentError/Code/responseTooLarge`` when a whole body is over `limit`; for transports that
+    /// do not stop a body as it arrives.
+    static func check(_ data: Data, of request: URLRequest, response: URLResponse, against limit: Int?) throws {
+        guard let limit, data.count > limit else { return }
+        throw NetworkAgentError(
+            .responseTooLarge,
+            "the response body of \(request.url?.absoluteString ?? "the request") has \(data.count) bytes, more "
+                + "than the limit of \(limit)",
+            response: response as? HTTPURLResponse
+        )
     }
 
     /// Opens a prepared request as a stream within the response limit of `endpoint` (or the agent's), mapping

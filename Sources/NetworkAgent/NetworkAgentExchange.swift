@@ -116,11 +116,11 @@ public struct NetworkAgentExchange: Sendable {
         return (data: data, response: opened.response)
     }
 
-    /// When a request started now must be done: `nil` for a timeout that is not a finite, positive number of
-    /// seconds small enough to count (an infinite timeout means none).
+    /// When a request started now must be done (at once for a timeout of 0, as the transport has it): `nil` for a
+    /// timeout that is not finite or too long to count (an infinite timeout means none).
     static func deadline(of request: URLRequest) -> ContinuousClock.Instant? {
         let seconds = request.timeoutInterval
-        guard seconds.isFinite, seconds > 0, seconds < URLSessionTransport.longestTimeout else { return nil }
+        guard seconds.isFinite, seconds >= 0, seconds < URLSessionTransport.longestTimeout else { return nil }
         return ContinuousClock.now + Duration(timeInterval: seconds)
     }
 }

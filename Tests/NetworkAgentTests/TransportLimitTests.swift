@@ -220,6 +220,30 @@ struct TransportLimitTests {
         }
     }
 
+    @Test("17.12 a streamed body from a transport without streaming of its own is held to the limit too")
+    func defaultStreamOfACustomTransportIsBounded() async throws {
+        let stub = StubTransport(fallback: StubTransport.Response(body: Data(count: 1000)))
+        let server = try LoopbackServer { _ in ServerResponse(body: .data(Data(count: 1000))) }
+        defer { server.stop() }
+        for (limit, passes) in [(1000, true), (999, false)] {
+            let provider = NetworkAgentProvider<LimitEndpoint>(
+                agent: NetworkAgent(
+                    transport: stub,
+                    configuration: NetworkAgentConfiguration(maximumResponseBytes: limit)
+                )
+            )
+            if passes {
+                let stream = try await provider.stream(endpoint: LimitEndpoint(baseURL: server.baseURL))
+                #expect(try await Self.collect(stream.body).count == 1000)
+            } else {
+                let error = await #expect(throws: NetworkAgentError.self) {
+                    try await provider.stream(endpoint: LimitEndpoint(baseURL: server.baseURL))
+                }
+                #expect(error?.code == .responseTooLarge)
+            }
+        }
+    }
+
     // MARK: - 17.13 progress of side requests
 
     static func sideAndMainServer(mainSize: Int, sideSize: Int) throws -> LoopbackServer {
