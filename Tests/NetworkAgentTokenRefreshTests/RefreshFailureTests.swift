@@ -83,8 +83,11 @@ import FoundationNetworking
 
         let errors = await log.record { await Self.concurrentErrors(3, provider: provider, endpoint: endpoint) }
 
-        // Every waiter fails with the refresh's own transport error, one the retry plugin retries.
-        #expect(log.named("refresh_started").count == 1)
+        // Every waiter fails with the refresh's own transport error, one the retry plugin retries. The three 401s
+        // usually share one refresh; a 401 that arrives after a fast failure (a refused connection, a 503) starts
+        // its own, as it should now that the session is kept — so one to three refreshes, none more.
+        let started = log.named("refresh_started").count
+        #expect((1...3).contains(started))
         #expect(errors.count == 3)
         for error in errors {
             let agentError = try #require(error as? NetworkAgentError, "\(String(describing: error))")
@@ -97,8 +100,13 @@ import FoundationNetworking
                 #expect(agentError.statusCode == 503)
             }
         }
-        #expect(log.named("refresh_failed").map { $0.attributes["session_expired"] } == ["false"])
-        #expect(log.named("refresh_failed").map(\.kind) == [.tokenRefresh(succeeded: false)])
+        #expect(
+            log.named("refresh_failed").map { $0.attributes["session_expired"] }
+                == Array(repeating: "false", count: started)
+        )
+        #expect(
+            log.named("refresh_failed").map(\.kind) == Array(repeating: .tokenRefresh(succeeded: false), count: started)
+        )
         // The session and its refresh token are kept; nobody was signed out.
         #expect(await !refresher.isSessionExpired)
         #expect(await refresher.token == original)
