@@ -1,7 +1,8 @@
 // libFuzzer entry point for NetworkAgentGzip's Inflater (and, through round trips, its Deflater).
 //
-// Not part of the package: Scripts/fuzz compiles this file together with the codec sources of
-// Plugins/NetworkAgentGzip into one module with `swiftc -sanitize=fuzzer,address`, so internal API is visible.
+// Not part of the package: Scripts/fuzz compiles the core and Plugins/NetworkAgentGzip with
+// `swiftc -sanitize=fuzzer,address -enable-testing` into static libraries and links this file against them, so
+// internal API is visible through @testable import.
 // Besides "no crash, no memory error", every input is checked against properties that must always hold:
 //
 // 1. no format and no limit ever yields more output than the limit allows;
@@ -10,6 +11,8 @@
 //
 // A failed property stops the run with fatalError, which libFuzzer reports as a crash with the input saved.
 import Foundation
+
+@testable import NetworkAgentGzip
 
 /// Output limits small enough that every run stays fast under AddressSanitizer.
 let fuzzLimits = Inflater.Limits(maximumOutputBytes: 1 << 20, maximumRatio: 1000, ratioCheckThreshold: 64 << 10)
