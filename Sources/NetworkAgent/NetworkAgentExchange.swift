@@ -116,12 +116,10 @@ public struct NetworkAgentExchange: Sendable {
         return (data: data, response: opened.response)
     }
 
-    /// When a request started now must be done (at once for a timeout of 0, as the transport has it): `nil` for a
-    /// timeout that is not finite or too long to count (an infinite timeout means none).
+    /// When a request started now must be done, by the transport's own rule (``URLSessionTransport``'s time
+    /// limit): `nil` for no deadline. An invalid timeout was refused before anything was sent.
     static func deadline(of request: URLRequest) -> ContinuousClock.Instant? {
-        let seconds = request.timeoutInterval
-        guard seconds.isFinite, seconds >= 0, seconds < URLSessionTransport.longestTimeout else { return nil }
-        return ContinuousClock.now + Duration(timeInterval: seconds)
+        (try? URLSessionTransport.timeLimit(of: request)).flatMap { $0 }.map { ContinuousClock.now + $0 }
     }
 }
 
