@@ -33,27 +33,6 @@ import FoundationNetworking
         return error.code == .transport && error.urlErrorCode.map(retryable.contains) == true
     }
 
-    /// Runs `count` requests at once and returns what each threw (`nil` for a response).
-    static func concurrentErrors(
-        _ count: Int,
-        provider: NetworkAgentProvider<ApiEndpoint>,
-        endpoint: ApiEndpoint
-    ) async -> [(any Error)?] {
-        await withTaskGroup(of: (any Error)?.self) { group in
-            for _ in 0..<count {
-                group.addTask {
-                    do {
-                        _ = try await provider.request(endpoint: endpoint)
-                        return nil
-                    } catch {
-                        return error
-                    }
-                }
-            }
-            return await group.reduce(into: [(any Error)?]()) { $0.append($1) }
-        }
-    }
-
     @Test(
         "17.7 a timeout, no connection or a 5xx from the token endpoint keeps the session",
         arguments: TransientFailure.allCases
@@ -81,7 +60,7 @@ import FoundationNetworking
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
         let log = EventLog()
 
-        let errors = await log.record { await Self.concurrentErrors(3, provider: provider, endpoint: endpoint) }
+        let errors = await log.record { await provider.concurrentErrors(3, endpoint: endpoint) }
 
         // Every waiter fails with the refresh's own transport error, one the retry plugin retries. The three 401s
         // usually share one refresh; a 401 that arrives after a fast failure (a refused connection, a 503) starts
@@ -159,7 +138,7 @@ import FoundationNetworking
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
         let log = EventLog()
 
-        let errors = await log.record { await Self.concurrentErrors(3, provider: provider, endpoint: endpoint) }
+        let errors = await log.record { await provider.concurrentErrors(3, endpoint: endpoint) }
 
         let failures = errors.compactMap { $0 as? TokenRefresher.Error }
         #expect(failures.count == 3)

@@ -325,3 +325,22 @@ func makeJWT(exp: Any) -> String {
     let payload = base64URL((try? JSONSerialization.data(withJSONObject: ["sub": "ann", "exp": exp])) ?? Data())
     return header + "." + payload + ".sig"
 }
+
+extension NetworkAgentProvider where E == ApiEndpoint {
+    /// Runs `count` requests at once and returns what each threw (`nil` for a response).
+    func concurrentErrors(_ count: Int, endpoint: ApiEndpoint) async -> [(any Error)?] {
+        await withTaskGroup(of: (any Error)?.self) { group in
+            for _ in 0..<count {
+                group.addTask {
+                    do {
+                        _ = try await request(endpoint: endpoint)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+            }
+            return await group.reduce(into: [(any Error)?]()) { $0.append($1) }
+        }
+    }
+}

@@ -105,21 +105,7 @@ import FoundationNetworking
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
         let log = EventLog()
 
-        let errors = await log.record {
-            await withTaskGroup(of: (any Error)?.self) { group in
-                for _ in 0..<10 {
-                    group.addTask {
-                        do {
-                            _ = try await provider.request(endpoint: endpoint)
-                            return nil
-                        } catch {
-                            return error
-                        }
-                    }
-                }
-                return await group.reduce(into: [(any Error)?]()) { $0.append($1) }
-            }
-        }
+        let errors = await log.record { await provider.concurrentErrors(10, endpoint: endpoint) }
 
         #expect(server.refreshCalls == 1)
         let failures = errors.compactMap { $0 as? TokenRefresher.Error }
