@@ -1,0 +1,127 @@
+import Foundation
+import NetworkAgent
+import NetworkAgentDiskCache
+import NetworkAgentRedisCache
+import NetworkAgentTestServer
+import NetworkAgentTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Several processes on one Redis: they share entries, and one of them revalidates a stale entry for all.
+///
+/// The other processes are `RedisCacheWorker` children; the origin is a loopback server in this process, which
+/// counts what reaches it.
+@Suite(.enabled(if: RedisTestServer.isAvailable, RedisTestServer.skipReason))
+struct RedisSharingTests {
+    /// A worker process, started and waiting for `go`.
+    final class Worker {
+        let process = Process()
+        private let input = Pipe()
+        private let output = Pipe()
+
+        init(redis: URL, prefix: String, resource: URL, requests: Int, clockOffset: Int) throws {
+            process.executableURL = try siblingExecutable("RedisCacheWorker")
+            process.arguments = [
+                redis.absoluteString, prefix, resource.absoluteString, "\(requests)", "\(clockOffset)",
+            ]
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+        }
+
+        /// Waits for the worker's `ready` line.
+        func ready() -> Bool { readLine() == "ready" }
+
+        func go() { input.fileHandleForWriting.write(Data("go\n".utf8)) }
+
+        /// The worker's summary, as counts by name (`ok`, `failed`, `hit`, `stale`, `revalidated`, `miss`).
+        func summary() -> [String: Int] {
+            let line = readLine() ?? ""
+            process.waitUntilExit()
+            var counts: [String: Int] = [:]
+            for field in line.split(separator: " ").dropFirst() {
+                let parts = field.split(separator: "=")
+                if parts.count == 2, let value = Int(parts[1]) { counts[String(parts[0])] = value }
+            }
+            return counts
+        }
+
+        private func readLine() -> String? {
+            var bytes = Data()
+            while true {
+                let byte = output.fileHandleForReading.readData(ofLength: 1)
+                if byte.isEmpty { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+                if byte == Data("\n".utf8) { return String(decoding: bytes, as: UTF8.self) }
+                bytes.append(byte)
+            }
+        }
+    }
+
+    @Test func twoProcessesShareEntries() throws {
+        let redis = try RedisTestServer.requireURL()
+        let prefix = RedisTestServer.uniquePrefix()
+        let origin = try LoopbackServer { _ in
+            .text("shared", headers: [("Date", httpDate(Date())), ("Cache-Control", "max-age=300")])
+        }
+        defer { origin.stop() }
+        let resource = origin.baseURL.appendingPathComponent("shared")
+        let first = try Worker(redis: redis, prefix: prefix, resource: resource, requests: 1, clockOffset: 0)
+        #expect(first.ready())
+        first.go()
+        #expect(first.summary() == ["ok": 1, "failed": 0, "hit": 0, "stale": 0, "revalidated": 0, "miss": 1])
+        let second = try Worker(redis: redis, prefix: prefix, resource: resource, requests: 1, clockOffset: 0)
+        #expect(second.ready())
+        second.go()
+        #expect(second.summary() == ["ok": 1, "failed": 0, "hit": 1, "stale": 0, "revalidated": 0, "miss": 0])
+        #expect(origin.requestCount == 1)
+        try RedisTestServer.makeStore(prefix: prefix).removeAll()
+    }
+
+    /// 4 processes × 50 concurrent requests for an entry that is stale for all of them (their clocks run two
+    /// minutes ahead of the one that stored it) and needs validation: one conditional request reaches the origin.
+    @Test func fiftyStaleHitsInEachOfFourProcessesRevalidateOnce() async throws {
+        let redis = try RedisTestServer.requireURL()
+        let prefix = RedisTestServer.uniquePrefix()
+        let offset = 120
+        let conditional = Locked(0)
+        let origin = try LoopbackServer { request in
+            // Dated on the workers' clock, so that the revalidated entry is fresh for them.
+            let date = httpDate(Date().addingTimeInterval(TimeInterval(offset)))
+            if request.header("If-None-Match") == "\"v1\"" {
+                conditional.withLock { $0 += 1 }
+                return ServerResponse(
+                    status: 304,
+                    headers: [("Date", date), ("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")],
+                    delay: .milliseconds(50)
+                )
+            }
+            return .text(
+                "popular",
+                headers: [("Date", httpDate(Date())), ("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]
+            )
+        }
+        defer { origin.stop() }
+        let resource = origin.baseURL.appendingPathComponent("popular")
+        // Stored by this process, at the wall-clock time.
+        let store = try RedisTestServer.makeStore(prefix: prefix)
+        let provider = NetworkAgentProvider<CacheEndpoint>(plugins: [DiskCachePlugin(store: store)])
+        _ = try await provider.request(endpoint: CacheEndpoint(baseURL: origin.baseURL, path: "/popular"))
+        #expect(origin.requestCount == 1)
+
+        let workers = try (0..<4).map { _ in
+            try Worker(redis: redis, prefix: prefix, resource: resource, requests: 50, clockOffset: offset)
+        }
+        #expect(workers.allSatisfy { $0.ready() })
+        for worker in workers { worker.go() }
+        let summaries = workers.map { $0.summary() }
+        #expect(summaries.reduce(0) { $0 + ($1["ok"] ?? 0) } == 200)
+        #expect(summaries.reduce(0) { $0 + ($1["failed"] ?? 0) } == 0)
+        #expect(conditional.withLock { $0 } == 1, "conditional requests at the origin; workers: \(summaries)")
+        #expect(origin.requestCount == 2)
+        #expect(summaries.reduce(0) { $0 + ($1["revalidated"] ?? 0) } == 1)
+        store.removeAll()
+    }
+}
