@@ -29,14 +29,14 @@ final class PrivateRedis {
     }
 
     deinit {
-        kill()
+        if let process, process.isRunning { signalKill(process.processIdentifier) }
         try? FileManager.default.removeItem(at: directory)
     }
 
     var url: URL? { URL(string: "redis://127.0.0.1:\(port)/0") }
 
     /// Starts redis-server in the foreground of a child process and waits until it accepts connections.
-    func start() throws -> Bool {
+    func start() async throws -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
@@ -48,23 +48,31 @@ final class PrivateRedis {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
-        for _ in 0..<200 {
-            if accepts() { return true }
-            usleep(25_000)
-        }
-        return false
+        return await eventually(within: .seconds(10)) { accepts() }
     }
 
-    /// SIGKILL: no goodbye to the clients.
-    func kill() {
+    /// SIGKILL: no goodbye to the clients. Returns once the port is closed.
+    func kill() async {
         guard let process, process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        signalKill(process.processIdentifier)
+        _ = await eventually(within: .seconds(10)) { !process.isRunning && !accepts() }
         self.process = nil
     }
 
+    private func signalKill(_ pid: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.kill(pid, SIGKILL)
+        #elseif canImport(Darwin)
+        _ = Darwin.kill(pid, SIGKILL)
+        #endif
+    }
+
     private func accepts() -> Bool {
+        #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -84,7 +92,7 @@ final class PrivateRedis {
 struct RedisRestartTests {
     @Test func killingRedisMidRunLosesNoRequestAndTheStoreReconnects() async throws {
         let redis = try PrivateRedis()
-        try #require(try redis.start(), "redis-server did not start on port \(redis.port)")
+        try #require(try await redis.start(), "redis-server did not start on port \(redis.port)")
         let store = try RedisStore(
             configuration: RedisStore.Configuration(
                 url: try #require(redis.url),
@@ -138,10 +146,10 @@ struct RedisRestartTests {
             }
         }
         #expect(await eventually { statuses.withLock { $0.count } > 40 })
-        redis.kill()
+        await redis.kill()
         let countAtKill = statuses.withLock { $0.count }
         #expect(await eventually { statuses.withLock { $0.count } > countAtKill + 40 })
-        try #require(try redis.start(), "redis-server did not restart on port \(redis.port)")
+        try #require(try await redis.start(), "redis-server did not restart on port \(redis.port)")
         // Once the store has reconnected, what is stored again is served again.
         var hitAfterRestart = false
         for _ in 0..<400 where !hitAfterRestart {

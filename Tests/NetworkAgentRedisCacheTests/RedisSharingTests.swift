@@ -16,51 +16,47 @@ import FoundationNetworking
 /// counts what reaches it.
 @Suite(.enabled(if: RedisTestServer.isAvailable, RedisTestServer.skipReason))
 struct RedisSharingTests {
-    /// A worker process, started and waiting for `go`.
-    final class Worker {
-        let process = Process()
-        private let input = Pipe()
-        private let output = Pipe()
-
-        init(redis: URL, prefix: String, resource: URL, requests: Int, clockOffset: Int) throws {
-            process.executableURL = try siblingExecutable("RedisCacheWorker")
-            process.arguments = [
-                redis.absoluteString, prefix, resource.absoluteString, "\(requests)", "\(clockOffset)",
-            ]
-            process.standardInput = input
-            process.standardOutput = output
-            try process.run()
+    /// Runs workers to their end (started together when there are several) and returns their summaries: counts
+    /// by name (`ok`, `failed`, `hit`, `stale`, `revalidated`, `miss`).
+    static func runWorkers(
+        _ count: Int,
+        redis: URL,
+        prefix: String,
+        resource: URL,
+        requests: Int,
+        clockOffset: Int
+    ) async throws -> [[String: Int]] {
+        let executable = try siblingExecutable("RedisCacheWorker").path
+        let barrier = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "redis-barrier-\(UUID().uuidString)"
+        )
+        try FileManager.default.createDirectory(at: barrier, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: barrier) }
+        let arguments = [
+            redis.absoluteString, prefix, resource.absoluteString, "\(requests)", "\(clockOffset)", barrier.path,
+        ]
+        let workers = (0..<count).map { _ in Task { try await ChildProcess.run(executable, arguments) } }
+        let allReady = await eventually(within: .seconds(60)) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: barrier.path)) ?? []).count == count
         }
-
-        /// Waits for the worker's `ready` line.
-        func ready() -> Bool { readLine() == "ready" }
-
-        func go() { input.fileHandleForWriting.write(Data("go\n".utf8)) }
-
-        /// The worker's summary, as counts by name (`ok`, `failed`, `hit`, `stale`, `revalidated`, `miss`).
-        func summary() -> [String: Int] {
-            let line = readLine() ?? ""
-            process.waitUntilExit()
+        #expect(allReady, "the workers did not all start")
+        _ = FileManager.default.createFile(atPath: barrier.appendingPathComponent("go").path, contents: nil)
+        var summaries: [[String: Int]] = []
+        for worker in workers {
+            let result = try await worker.value
+            #expect(result.status == 0, "worker: \(result.error)")
             var counts: [String: Int] = [:]
+            let line = result.output.split(separator: "\n").last { $0.hasPrefix("done ") } ?? ""
             for field in line.split(separator: " ").dropFirst() {
                 let parts = field.split(separator: "=")
                 if parts.count == 2, let value = Int(parts[1]) { counts[String(parts[0])] = value }
             }
-            return counts
+            summaries.append(counts)
         }
-
-        private func readLine() -> String? {
-            var bytes = Data()
-            while true {
-                let byte = output.fileHandleForReading.readData(ofLength: 1)
-                if byte.isEmpty { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
-                if byte == Data("\n".utf8) { return String(decoding: bytes, as: UTF8.self) }
-                bytes.append(byte)
-            }
-        }
+        return summaries
     }
 
-    @Test func twoProcessesShareEntries() throws {
+    @Test func twoProcessesShareEntries() async throws {
         let redis = try RedisTestServer.requireURL()
         let prefix = RedisTestServer.uniquePrefix()
         let origin = try LoopbackServer { _ in
@@ -68,14 +64,24 @@ struct RedisSharingTests {
         }
         defer { origin.stop() }
         let resource = origin.baseURL.appendingPathComponent("shared")
-        let first = try Worker(redis: redis, prefix: prefix, resource: resource, requests: 1, clockOffset: 0)
-        #expect(first.ready())
-        first.go()
-        #expect(first.summary() == ["ok": 1, "failed": 0, "hit": 0, "stale": 0, "revalidated": 0, "miss": 1])
-        let second = try Worker(redis: redis, prefix: prefix, resource: resource, requests: 1, clockOffset: 0)
-        #expect(second.ready())
-        second.go()
-        #expect(second.summary() == ["ok": 1, "failed": 0, "hit": 1, "stale": 0, "revalidated": 0, "miss": 0])
+        let first = try await Self.runWorkers(
+            1,
+            redis: redis,
+            prefix: prefix,
+            resource: resource,
+            requests: 1,
+            clockOffset: 0
+        )
+        #expect(first == [["ok": 1, "failed": 0, "hit": 0, "stale": 0, "revalidated": 0, "miss": 1]])
+        let second = try await Self.runWorkers(
+            1,
+            redis: redis,
+            prefix: prefix,
+            resource: resource,
+            requests: 1,
+            clockOffset: 0
+        )
+        #expect(second == [["ok": 1, "failed": 0, "hit": 1, "stale": 0, "revalidated": 0, "miss": 0]])
         #expect(origin.requestCount == 1)
         try RedisTestServer.makeStore(prefix: prefix).removeAll()
     }
@@ -111,12 +117,14 @@ struct RedisSharingTests {
         _ = try await provider.request(endpoint: CacheEndpoint(baseURL: origin.baseURL, path: "/popular"))
         #expect(origin.requestCount == 1)
 
-        let workers = try (0..<4).map { _ in
-            try Worker(redis: redis, prefix: prefix, resource: resource, requests: 50, clockOffset: offset)
-        }
-        #expect(workers.allSatisfy { $0.ready() })
-        for worker in workers { worker.go() }
-        let summaries = workers.map { $0.summary() }
+        let summaries = try await Self.runWorkers(
+            4,
+            redis: redis,
+            prefix: prefix,
+            resource: resource,
+            requests: 50,
+            clockOffset: offset
+        )
         #expect(summaries.reduce(0) { $0 + ($1["ok"] ?? 0) } == 200)
         #expect(summaries.reduce(0) { $0 + ($1["failed"] ?? 0) } == 0)
         #expect(conditional.withLock { $0 } == 1, "conditional requests at the origin; workers: \(summaries)")

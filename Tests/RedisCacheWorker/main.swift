@@ -1,11 +1,12 @@
 // A second process on a shared Redis store: the child of the Redis cache's multi-process tests (and of the
 // `redis_coalesce` benchmark's workers, which run the same code from the benchmark binary).
 //
-// Usage: RedisCacheWorker <redis URL> <key prefix> <resource URL> <requests> <clock offset in seconds>
+// Usage: RedisCacheWorker <redis URL> <key prefix> <resource URL> <requests> <clock offset in seconds> [<barrier>]
 //
 // Opens a DiskCachePlugin on a RedisStore whose clock runs `offset` seconds ahead of the wall clock (to make a
-// stored entry stale without waiting), prints `ready`, waits for a line on standard input, sends `requests`
-// concurrent GETs for the resource, and prints one summary line:
+// stored entry stale without waiting). With a barrier directory, it creates `<barrier>/ready-<pid>` and waits
+// until `<barrier>/go` exists, so that several workers start together. Then it sends `requests` concurrent GETs for
+// the resource and prints one summary line:
 //   done ok=<2xx answers> failed=<errors and other statuses> hit=<n> stale=<n> revalidated=<n> miss=<n>
 import Foundation
 import NetworkAgent
@@ -30,10 +31,11 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 6, let redisURL = URL(string: arguments[1]), let resource = URL(string: arguments[3]),
+guard arguments.count == 6 || arguments.count == 7, let redisURL = URL(string: arguments[1]),
+    let resource = URL(string: arguments[3]),
     let count = Int(arguments[4]), let offset = Double(arguments[5])
 else {
-    fail("usage: RedisCacheWorker <redis URL> <key prefix> <resource URL> <requests> <clock offset in seconds>")
+    fail("usage: RedisCacheWorker <redis URL> <key prefix> <resource URL> <requests> <clock offset> [<barrier>]")
 }
 let store: RedisStore
 do {
@@ -58,8 +60,17 @@ let endpoint = Resource(
     path: resource.lastPathComponent
 )
 
-FileHandle.standardOutput.write(Data("ready\n".utf8))
-_ = readLine()
+if arguments.count == 7 {
+    let barrier = URL(fileURLWithPath: arguments[6], isDirectory: true)
+    let ready = barrier.appendingPathComponent("ready-\(ProcessInfo.processInfo.processIdentifier)")
+    guard FileManager.default.createFile(atPath: ready.path, contents: nil) else { fail("cannot write \(ready.path)") }
+    let go = barrier.appendingPathComponent("go").path
+    let deadline = Date().addingTimeInterval(60)
+    while !FileManager.default.fileExists(atPath: go) {
+        guard Date() < deadline else { fail("no go within 60 s") }
+        usleep(1_000)
+    }
+}
 
 let outcomes = await withTaskGroup(of: String.self) { group in
     for _ in 0..<count {

@@ -192,19 +192,6 @@ func unusedLoopbackPort() throws -> Int {
     return port
 }
 
-/// Runs a child process to its end and returns its standard output.
-func runToEnd(_ executable: URL, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
-}
-
 /// An executable built next to the test bundle by `swift build` (e.g. `RedisCacheWorker`).
 func siblingExecutable(_ name: String) throws -> URL {
     let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
