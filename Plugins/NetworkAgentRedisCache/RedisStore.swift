@@ -3,15 +3,17 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 
-/// A ``NetworkAgentDiskCache/SharedResponseStore`` in Redis: one HTTP cache for every replica of a service, with
-/// the disk cache's rules (`DiskCachePlugin`) in front of it.
+/// A ``/NetworkAgentDiskCache/SharedResponseStore`` in Redis: one HTTP cache for every replica of a service, with
+/// the disk cache's rules (``/NetworkAgentDiskCache/DiskCachePlugin``) in front of it.
 ///
 /// ```swift
 /// import NetworkAgentDiskCache
 /// import NetworkAgentRedisCache
 ///
 /// func sharedCache() throws -> DiskCachePlugin {
-///     let store = try RedisStore(url: URL(string: "redis://127.0.0.1:6379/0")!, keyPrefix: "inventory")
+///     guard let url = URL(string: "redis://cache.internal:6379/0") else { throw URLError(.badURL) }
+///     let store = try RedisStore(url: url, keyPrefix: "inventory")
+///     // The cache goes last in the chain, as with the disk store.
 ///     return .cache(store: store)
 /// }
 /// ```
@@ -32,7 +34,7 @@ import NetworkAgentDiskCache
 ///   come back with backoff when Redis does.
 /// - **Threads**: each connection has its own thread running hiredis's blocking calls and pipelining the commands
 ///   queued meanwhile; the plugin's calls suspend and never block Swift's cooperative pool. The synchronous
-///   ``NetworkAgentDiskCache/ResponseStore`` methods block their caller: they are for scripts and tests.
+///   ``/NetworkAgentDiskCache/ResponseStore`` methods block their caller: they are for scripts and tests.
 ///
 /// TLS (`rediss://`) is not available: hiredis 0.14, as Debian ships it, has none (see ``Error/Code/tlsUnsupported``).
 public final class RedisStore: SharedResponseStore {
@@ -80,8 +82,8 @@ public final class RedisStore: SharedResponseStore {
     ///
     /// - Parameter primaryKey: A `CacheKey.primary` value.
     /// - Returns: The entries that decode; a corrupt value is left out, deleted and reported.
-    /// - Throws: `DiskCachePlugin.Error` (``NetworkAgentDiskCache/DiskCachePlugin/Error/Code/unavailable`` or
-    ///   ``NetworkAgentDiskCache/DiskCachePlugin/Error/Code/io``) when Redis could not answer.
+    /// - Throws: `DiskCachePlugin.Error` (``/NetworkAgentDiskCache/DiskCachePlugin/Error/Code/unavailable`` or
+    ///   ``/NetworkAgentDiskCache/DiskCachePlugin/Error/Code/io``) when Redis could not answer.
     public func storedVariants(forPrimaryKey primaryKey: String) async throws -> [CachedEntry] {
         let reply = await connection().command(readArguments(primaryKey), script: .read)
         return try decodeVariants(reply, primaryKey: primaryKey)

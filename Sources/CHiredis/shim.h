@@ -5,7 +5,7 @@
 #ifndef CHIREDIS_SHIM_H
 #define CHIREDIS_SHIM_H
 
-#include <hiredis.h>
+#include <hiredis/hiredis.h>
 
 /// Appends one command, whose arguments are binary-safe byte strings, to the context's output buffer (pipelining).
 /// Returns REDIS_OK or REDIS_ERR.
