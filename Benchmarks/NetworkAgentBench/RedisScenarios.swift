@@ -29,9 +29,9 @@ enum RedisScenarios {
     nonisolated static let clockOffset = 120
 
     /// `redis_cache_hit`: fresh hits/s through a provider whose only plugin is a ``DiskCachePlugin`` on a
-    /// ``RedisStore``, against plain `GET`s of the very bytes the store holds for that entry, sent through the
-    /// store's own connections (hiredis on their threads, pipelined); 32 in flight on both sides. Also the median
-    /// latency of a hit, one at a time.
+    /// ``RedisStore``, against raw hiredis `GET`s of the very bytes the store holds for that entry
+    /// (``RawHiredisLoad``); 32 in flight on both sides. Also, in the note, the median latency of a hit one at a
+    /// time, and the rate of the same `GET` through the store's own pipelined connections.
     static func hit(_ context: BenchContext) async throws -> Measurement {
         let redisURL: URL
         switch await redis(context) {
@@ -60,11 +60,7 @@ enum RedisScenarios {
             throw BenchFailure("the entry was not stored in Redis (is it reachable at \(redisURL)?)")
         }
         let storedCount = stored.count
-        let rawGET: @Sendable () async throws -> Void = {
-            guard case .string(let bytes) = await store.rawCommand([Data("GET".utf8), redisKey]),
-                bytes.count == storedCount
-            else { throw BenchFailure("a raw GET did not return the stored entry") }
-        }
+        let target = try RawHiredisLoad.Target(redisURL)
         let hit: @Sendable () async throws -> Void = {
             let (data, response) = try await cached.request(endpoint: endpoint)
             try BenchRoutes.checkDocument(data, response)
@@ -72,7 +68,42 @@ enum RedisScenarios {
                 throw BenchFailure("expected a fresh hit, got \(response)")
             }
         }
-        var measurement = try await ThroughputComparison.measure(context, baseline: rawGET, subject: hit)
+        let pipelinedGET: @Sendable () async throws -> Void = {
+            guard case .string(let bytes) = await store.rawCommand([Data("GET".utf8), redisKey]),
+                bytes.count == storedCount
+            else { throw BenchFailure("a GET through the store did not return the stored entry") }
+        }
+        let concurrency = ThroughputComparison.concurrency
+        let total = ThroughputComparison.requestsPerRepetition(quick: context.options.quick)
+        let warmUp = ThroughputComparison.warmUpRequests
+        _ = try await RawHiredisLoad.getsPerSecond(
+            target,
+            key: redisKey,
+            expectedBytes: storedCount,
+            total: warmUp,
+            concurrency: concurrency
+        )
+        _ = try await LoadGenerator.requestsPerSecond(total: warmUp, concurrency: concurrency, hit)
+        var pipelined: [Double] = []
+        var measurement = try await Repetitions.interleaved(
+            context.options.repetitions,
+            baseline: {
+                try await RawHiredisLoad.getsPerSecond(
+                    target,
+                    key: redisKey,
+                    expectedBytes: storedCount,
+                    total: total,
+                    concurrency: concurrency
+                )
+            },
+            subject: {
+                let hits = try await LoadGenerator.requestsPerSecond(total: total, concurrency: concurrency, hit)
+                pipelined.append(
+                    try await LoadGenerator.requestsPerSecond(total: total, concurrency: concurrency, pipelinedGET)
+                )
+                return hits
+            }
+        )
         let sequential = context.options.quick ? 500 : 2_000
         let latency = try await medianMicroseconds(of: hit, count: sequential)
         guard transport.calls == 1 else {
@@ -81,11 +112,16 @@ enum RedisScenarios {
         log(String(format: "redis_cache_hit: median hit latency %.1f us", latency))
         measurement.note = [
             String(format: "hit median latency %.1f us (%d sequential hits)", latency, sequential),
-            "baseline: GET of the stored entry (\(storedCount) bytes) through the store's connections "
-                + "(\(RedisStore.Configuration.defaultConnectionCount), hiredis on their own threads, pipelined); "
-                + "subject: fresh hits through a provider with only the cache (1 network fetch, 0 while measured)",
-            measurement.note,
-        ].compactMap { $0 }.joined(separator: "; ")
+            "baseline: raw hiredis GETs of the stored entry (\(storedCount) bytes), \(concurrency) threads with a "
+                + "blocking connection each (as redis-benchmark -c \(concurrency)); subject: fresh hits through a "
+                + "provider with only the cache (1 network fetch, 0 while measured), \(concurrency) in flight",
+            String(
+                format: "the same GET through the store's own pipelined connections: %.0f/s (hits/that: %.3f)",
+                pipelined.median ?? 0,
+                (measurement.value ?? 0) / max(1, pipelined.median ?? 1)
+            ),
+            "\(total) requests per repetition and side",
+        ].joined(separator: "; ")
         return measurement
     }
 
