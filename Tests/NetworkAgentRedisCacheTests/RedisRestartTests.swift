@@ -36,13 +36,16 @@ final class PrivateRedis {
     var url: URL? { URL(string: "redis://127.0.0.1:\(port)/0") }
 
     /// Starts redis-server in the foreground of a child process and waits until it accepts connections.
-    func start() async throws -> Bool {
+    ///
+    /// - Parameter options: More `--name value` options, e.g. a `maxmemory`.
+    func start(_ options: [String] = []) async throws -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "redis-server", "--bind", "127.0.0.1", "--port", "\(port)", "--save", "", "--appendonly", "no",
-            "--dir", directory.path, "--logfile", directory.appendingPathComponent("redis.log").path,
-        ]
+        process.arguments =
+            [
+                "redis-server", "--bind", "127.0.0.1", "--port", "\(port)", "--save", "", "--appendonly", "no",
+                "--dir", directory.path, "--logfile", directory.appendingPathComponent("redis.log").path,
+            ] + options
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
