@@ -55,6 +55,27 @@ import FoundationNetworking
         #expect(!errors.isEmpty)
         #expect(errors.allSatisfy { $0.attributes["reason"] == "unavailable" })
     }
+
+    @Test func aServerThatIsNotRedisMakesMissesNeverFailures() async throws {
+        // An HTTP server: it answers hiredis's commands with an HTTP error, or not at all.
+        let notRedis = try LoopbackServer { _ in ServerResponse(status: 400, delay: .seconds(2)) }
+        defer { notRedis.stop() }
+        let store = try RedisStore(
+            configuration: RedisStore.Configuration(
+                url: try #require(URL(string: "redis://127.0.0.1:\(notRedis.port)/0")),
+                connectTimeout: .milliseconds(200),
+                commandTimeout: .milliseconds(200)
+            )
+        )
+        let cache = try StoreHarness(store: store) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")])
+        }
+        for _ in 0..<2 {
+            let answer = try await cache.send()
+            #expect(answer.status == .miss)
+            #expect(answer.body == "v")
+        }
+        #expect(cache.events.all.contains { $0.source == DiskCachePlugin.eventSource && $0.name == "error" })
+    }
 }
 
 @Suite(.enabled(if: RedisTestServer.isAvailable, RedisTestServer.skipReason))
