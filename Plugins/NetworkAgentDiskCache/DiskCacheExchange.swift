@@ -206,8 +206,7 @@ struct DiskCacheExchange: Sendable {
 
     private func write(_ entry: CachedEntry) async {
         do {
-            let retention = policy.retention(of: entry, now: now())
-            let evicted = try await plugin.access.store(entry, retention: retention)
+            let evicted = try await plugin.access.store(entry) { policy.retention(of: entry, now: now()) }
             state.record("stored", ["method": method, "status": "\(entry.statusCode)", "bytes": "\(entry.body.count)"])
             if evicted.entryCount > 0 {
                 state.record(

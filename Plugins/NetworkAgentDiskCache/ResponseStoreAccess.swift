@@ -17,11 +17,11 @@ struct ResponseStoreAccess: Sendable {
         return ((try? await shared.storedVariants(forPrimaryKey: primaryKey)) ?? []).map(\.key)
     }
 
-    /// Stores an entry for as long as `retention` says.
+    /// Stores an entry for as long as `retention` says (worked out only for a shared store).
     @discardableResult
-    func store(_ entry: CachedEntry, retention: EntryRetention) async throws -> ResponseStoreUsage {
+    func store(_ entry: CachedEntry, retention: () -> EntryRetention) async throws -> ResponseStoreUsage {
         guard let shared else { return try store.store(entry) }
-        return try await shared.store(entry, retention: retention)
+        return try await shared.store(entry, retention: retention())
     }
 
     /// Removes one entry.
