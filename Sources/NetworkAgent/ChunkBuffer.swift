@@ -5,6 +5,9 @@ import Foundation
 /// FoundationNetworking cannot pause a transfer (`URLSessionTask.suspend()` does not stop libcurl from reading, as
 /// measured here), so the queue is bounded instead: when more than `limit` bytes wait unread, the stream fails with
 /// ``NetworkAgentError/Code/streamOverflow`` and the task is cancelled. Memory stays bounded by the limit.
+/// A producer that can pause (a transport given an `onDemand` handler through `HTTPByteStream.makeStream`) is told
+/// to pause instead: ``append(_:)`` returns `false` once `limit` bytes wait, and `onDemand` runs when the consumer
+/// has read them all.
 ///
 /// It also counts the bytes handed to the consumer and tells the observers added with ``onEnd(_:)`` how the body
 /// ended, once: read to its end, failed, or given up by the consumer.
@@ -17,6 +20,8 @@ final class ChunkBuffer: Sendable {
         var head = 0
         var bufferedBytes = 0
         var finished = false
+        /// The producer was told to pause and waits for `onDemand`.
+        var producerPaused = false
         var failure: (any Error)?
         var waiter: CheckedContinuation<Data?, any Error>?
         /// Bytes handed to the consumer so far.
@@ -45,27 +50,43 @@ final class ChunkBuffer: Sendable {
 
     private let state = Locked(State())
     private let cancelProducer: @Sendable () -> Void
+    /// Resumes a paused producer; `nil` for a producer that cannot pause (the buffer overflows instead).
+    private let onDemand: (@Sendable () -> Void)?
 
     /// - Parameters:
     ///   - limit: The most bytes that may wait unread.
+    ///   - onDemand: Resumes a producer that paused at the limit; `nil` when it cannot pause.
     ///   - cancelProducer: Cancels the task because the consumer went away or fell too far behind.
-    init(limit: Int, cancelProducer: @escaping @Sendable () -> Void) {
+    init(limit: Int, onDemand: (@Sendable () -> Void)? = nil, cancelProducer: @escaping @Sendable () -> Void) {
         self.limit = limit
+        self.onDemand = onDemand
         self.cancelProducer = cancelProducer
     }
 
-    /// Adds a chunk, or fails the stream when the consumer has fallen more than ``limit`` bytes behind.
-    func append(_ data: Data) {
-        let (waiter, overflow) = state.withLock { state -> (CheckedContinuation<Data?, any Error>?, Bool) in
-            guard !state.finished else { return (nil, false) }
+    /// Whether the body ended (read, failed or given up).
+    var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Adds a chunk, or hands it to a waiting consumer. A producer that cannot pause fails the stream when the
+    /// consumer has fallen more than ``limit`` bytes behind.
+    ///
+    /// - Returns: Whether the producer may go on: `false` once the body ended, or when a producer that can pause
+    ///   should (``limit`` bytes wait unread; `onDemand` runs when they are read).
+    @discardableResult
+    func append(_ data: Data) -> Bool {
+        let pauses = onDemand != nil
+        let (waiter, overflow, goOn) = state.withLock {
+            state -> (CheckedContinuation<Data?, any Error>?, Bool, Bool) in
+            guard !state.finished else { return (nil, false, false) }
             if let waiter = state.waiter {
                 state.waiter = nil
                 state.delivered += data.count
-                return (waiter, false)
+                return (waiter, false, true)
             }
             state.chunks.append(data)
             state.bufferedBytes += data.count
-            return (nil, state.bufferedBytes > limit)
+            guard pauses else { return (nil, state.bufferedBytes > limit, true) }
+            state.producerPaused = state.bufferedBytes >= limit
+            return (nil, false, !state.producerPaused)
         }
         waiter?.resume(returning: data)
         if overflow {
@@ -75,7 +96,9 @@ final class ChunkBuffer: Sendable {
                     "more than \(limit) bytes of the streamed body waited unread; read faster or raise the limit"
                 )
             )
+            return false
         }
+        return goOn
     }
 
     /// Ends the body, with an error or normally. Later calls are ignored.
@@ -152,6 +175,7 @@ final class ChunkBuffer: Sendable {
             try await withCheckedThrowingContinuation { continuation in
                 enum Action {
                     case deliver(Data?)
+                    case resumeProducer(Data)
                     case fail(any Error)
                     case wait
                 }
@@ -165,6 +189,10 @@ final class ChunkBuffer: Sendable {
                         if state.head == state.chunks.count {
                             state.chunks.removeAll(keepingCapacity: true)
                             state.head = 0
+                            if state.producerPaused {
+                                state.producerPaused = false
+                                return (.resumeProducer(chunk), nil)
+                            }
                         }
                         return (.deliver(chunk), nil)
                     }
@@ -179,6 +207,9 @@ final class ChunkBuffer: Sendable {
                 Self.notify(ended)
                 switch action {
                 case .deliver(let chunk):
+                    continuation.resume(returning: chunk)
+                case .resumeProducer(let chunk):
+                    onDemand?()
                     continuation.resume(returning: chunk)
                 case .fail(let error):
                     continuation.resume(throwing: error)

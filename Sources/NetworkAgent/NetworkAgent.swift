@@ -98,7 +98,7 @@ public struct NetworkAgent: Sendable {
         var request = request
         RequestBuilder(configuration: configuration).applyDefaults(to: &request)
         try HTTPHeaderValidator.validate(request)
-        _ = try URLSessionTransport.timeLimit(of: request)
+        _ = try HTTPTransportContext.timeLimit(of: request)
         return request
     }
 

@@ -119,7 +119,7 @@ public struct NetworkAgentExchange: Sendable {
     /// When a request started now must be done, by the transport's own rule (``URLSessionTransport``'s time
     /// limit): `nil` for no deadline. An invalid timeout was refused before anything was sent.
     static func deadline(of request: URLRequest) -> ContinuousClock.Instant? {
-        (try? URLSessionTransport.timeLimit(of: request)).flatMap { $0 }.map { ContinuousClock.now + $0 }
+        (try? HTTPTransportContext.timeLimit(of: request)).flatMap { $0 }.map { ContinuousClock.now + $0 }
     }
 }
 

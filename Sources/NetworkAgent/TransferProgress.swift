@@ -20,8 +20,9 @@ public struct TransferProgress: Sendable, Hashable {
     /// compressed size, so ``bytesReceived`` may exceed it.
     public var totalBytesExpectedToReceive: Int?
 
-    /// Creates an empty progress value.
-    package init() {}
+    /// Creates a progress value with nothing sent or received yet: what a transport starts from before it reports
+    /// to ``HTTPTransportContext/progressHandler``.
+    public init() {}
 
     /// The progress handler of the current call; read by the transport when it starts a task. The agent's side-request
     /// methods set it to their own handler (or `nil`) so that they never report to the call they are made in.

@@ -109,7 +109,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// - Throws: ``NetworkAgentError``: `transport`, `timedOut`, `cancelled`, `redirectFailed`, `invalidTimeout` or
     ///   `responseTooLarge`.
     public func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-        let deadline = try Self.timeLimit(of: request).map { ContinuousClock.now + $0 }
+        let deadline = try HTTPTransportContext.timeLimit(of: request).map { ContinuousClock.now + $0 }
         var current = request
         var redirects = 0
         while true {
@@ -133,7 +133,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// - Throws: ``NetworkAgentError``: `transport`, `timedOut`, `cancelled`, `redirectFailed`, `invalidResponse` or
     ///   `invalidTimeout`; the body's iteration throws `responseTooLarge` when the body grows past the agent's limit.
     public func stream(_ request: URLRequest) async throws -> HTTPStreamResponse {
-        let deadline = try Self.timeLimit(of: request).map { ContinuousClock.now + $0 }
+        let deadline = try HTTPTransportContext.timeLimit(of: request).map { ContinuousClock.now + $0 }
         var current = request
         var redirects = 0
         while true {
@@ -147,27 +147,6 @@ public final class URLSessionTransport: HTTPTransport {
         }
     }
 
-    /// How long a request may take: its `timeoutInterval`, or `nil` (no deadline) when that is infinite or at least
-    /// `longestTimeout`.
-    ///
-    /// - Parameter request: The request.
-    /// - Returns: The time limit, or `nil` for none.
-    /// - Throws: ``NetworkAgentError`` with ``NetworkAgentError/Code/invalidTimeout`` when the interval is negative or
-    ///   NaN.
-    static func timeLimit(of request: URLRequest) throws(NetworkAgentError) -> Duration? {
-        let interval = request.timeoutInterval
-        // `>=` is false for NaN too.
-        guard interval >= 0 else {
-            throw NetworkAgentError(
-                .invalidTimeout,
-                "the timeoutInterval \(interval) of \(request.url?.absoluteString ?? "the request") is negative or "
-                    + "not a number"
-            )
-        }
-        guard interval < longestTimeout else { return nil }
-        return Duration(timeInterval: interval)
-    }
-
     private func nextHop(
         after request: URLRequest,
         response: HTTPURLResponse,
@@ -176,7 +155,7 @@ public final class URLSessionTransport: HTTPTransport {
     )
         throws(NetworkAgentError) -> URLRequest?
     {
-        guard maximumRedirects > 0, let next = try RedirectPolicy.nextRequest(after: request, response: response)
+        guard maximumRedirects > 0, let next = try HTTPTransportContext.nextRequest(after: request, response: response)
         else { return nil }
         redirects += 1
         guard redirects <= maximumRedirects else {
@@ -201,7 +180,7 @@ public final class URLSessionTransport: HTTPTransport {
         sent.sensitiveHeaderNames = []
         if let deadline {
             let remaining = ContinuousClock.now.duration(to: deadline)
-            guard remaining > .zero else { throw Self.timeoutError(request) }
+            guard remaining > .zero else { throw HTTPTransportContext.timedOut(request) }
             // libcurl's timeout is an idle timeout in whole seconds that fails sub-second values at once: keep it
             // past our own deadline so that the deadline below is the one that fires.
             sent.timeoutInterval = (remaining.timeInterval + 1).rounded(.up)
@@ -325,7 +304,7 @@ public final class URLSessionTransport: HTTPTransport {
             progress: TransferProgress.handler
         ) { .collect($0) }
         if let headersReceived = completion.headersReceived {
-            Self.reportHeaders(after: started.duration(to: headersReceived))
+            HTTPTransportContext.reportResponseHeaders(after: started.duration(to: headersReceived))
         }
         return (completion.data, completion.response)
     }
@@ -355,7 +334,7 @@ public final class URLSessionTransport: HTTPTransport {
             request: request,
             progress: TransferProgress.handler
         ) { .stream(headers: $0, chunks: buffer) }
-        Self.reportHeaders(after: started.duration(to: .now))
+        HTTPTransportContext.reportResponseHeaders(after: started.duration(to: .now))
         guard let http = response as? HTTPURLResponse else {
             buffer.cancel()
             throw NetworkAgentError(.invalidResponse, "\(request.url?.absoluteString ?? "?") gave no HTTP response")
@@ -363,25 +342,10 @@ public final class URLSessionTransport: HTTPTransport {
         return (HTTPStreamResponse(response: http, body: HTTPByteStream(buffer: buffer)), buffer)
     }
 
-    private static func reportHeaders(after duration: Duration) {
-        guard NetworkAgentEvents.hasObservers else { return }
-        NetworkAgentEvents.emit(
-            NetworkAgentEvent(.responseHeaders(after: duration), attributes: ["seconds": "\(duration.timeInterval)"])
-        )
-    }
-
-    private static func timeoutError(_ request: URLRequest?) -> NetworkAgentError {
-        let timeout = request.map { " within \($0.timeoutInterval) s" } ?? ""
-        return NetworkAgentError(
-            .timedOut,
-            "no response\(timeout) from \(request?.url?.absoluteString ?? "the server")"
-        )
-    }
-
     /// Maps how a task failed to ``NetworkAgentError``.
     static func map(_ failure: SessionDelegate.Failure, request: URLRequest?) -> NetworkAgentError {
         switch failure {
-        case .timedOut: timeoutError(request)
+        case .timedOut: HTTPTransportContext.timedOut(request)
         case .cancelled: NetworkAgentError(.cancelled, "the request was cancelled")
         case .bodyLost:
             NetworkAgentError(
@@ -391,33 +355,13 @@ public final class URLSessionTransport: HTTPTransport {
                 underlying: URLError(.networkConnectionLost)
             )
         case .responseTooLarge(let limit, let response):
-            NetworkAgentError(
-                .responseTooLarge,
-                "the response body of \((request?.url ?? response?.url)?.absoluteString ?? "the server") grew past the "
-                    + "limit of \(limit) bytes; the transfer was stopped",
-                response: response
-            )
+            HTTPTransportContext.responseTooLarge(limit: limit, request: request, response: response)
         case .error(let error): map(error, request: request)
         }
     }
 
     /// Maps a `URLError` (or any error from URLSession) to ``NetworkAgentError``.
     static func map(_ error: any Error, request: URLRequest?) -> NetworkAgentError {
-        let target = request?.url?.absoluteString ?? "the server"
-        guard let urlError = error as? URLError else {
-            return NetworkAgentError(.transport, "\(target): \(error)", underlying: error)
-        }
-        switch urlError.code {
-        case .cancelled:
-            return NetworkAgentError(.cancelled, "the request was cancelled", underlying: urlError)
-        case .timedOut:
-            return NetworkAgentError(.timedOut, "\(target) timed out", underlying: urlError)
-        default:
-            return NetworkAgentError(
-                .transport,
-                "\(target): \(urlError.localizedDescription) (URLError \(urlError.code.rawValue))",
-                underlying: urlError
-            )
-        }
+        HTTPTransportContext.error(for: error, request: request)
     }
 }
