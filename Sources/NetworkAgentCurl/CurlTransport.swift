@@ -31,7 +31,8 @@ import Darwin
 ///   stops the transfer and closes its connection at once;
 /// - each response carries libcurl's phase timings (`URLResponse.transferTimings`): name lookup, connect, TLS,
 ///   pre-transfer, first byte and, for a buffered response, total. A streamed response has them up to the first
-///   byte, without the total (it is returned before the body);
+///   byte, without the total (it is returned before the body). A phase that did not happen is `nil`: on a reused
+///   connection there is no name lookup, connect or TLS handshake, and plain `http` has no TLS;
 /// - TLS is verified against the system's CA store, or ``Configuration/caBundle``, with an optional pinned public
 ///   key; HTTP/2 is negotiated through ALPN.
 ///
@@ -47,7 +48,8 @@ import Darwin
 public final class CurlTransport: HTTPTransport {
     /// The settings the transport was created with.
     public let configuration: Configuration
-    private let engine: CurlEngine?
+    /// The engine; `nil` when libcurl lacks a feature or could not make a multi handle. Internal for tests.
+    let engine: CurlEngine?
 
     /// Creates a transport with its own engine thread and connections.
     ///

@@ -102,3 +102,26 @@ import FoundationNetworking
         #expect(await eventually(within: .seconds(2)) { server.openConnectionCount == 0 })
     }
 }
+
+/// A transport's engine thread ends with the transport, and what was in flight ends with a cancellation.
+@Suite struct CurlLifetimeTests {
+    @Test func droppingTheTransportStopsItsEngineAndEndsOpenStreams() async throws {
+        let server = try LoopbackServer { _ in CurlStreamingTests.slowBody() }
+        weak var engine: CurlEngine?
+        var body: HTTPByteStream?
+        do {
+            let transport = CurlTransport()
+            engine = transport.engine
+            #expect(engine != nil)
+            body = try await transport.stream(request(server, "/s")).body
+        }
+        // The thread holds its engine until its loop has ended: a nil weak reference means the thread is done.
+        #expect(await eventually(within: .seconds(2)) { engine == nil })
+        #expect(await eventually(within: .seconds(2)) { server.openConnectionCount == 0 })
+        var chunks: [Data] = []
+        let error = await networkError {
+            for try await chunk in try #require(body) { chunks.append(chunk) }
+        }
+        #expect(error?.code == .cancelled)
+    }
+}
