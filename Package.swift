@@ -86,7 +86,8 @@ products.append(.executable(name: "pokedex", targets: ["pokedex"]))
 targets += [
     .target(
         name: "PokedexCore",
-        dependencies: ["NetworkAgent", "NetworkAgentTestServer"] + examplePlugins.map { .target(name: $0.name) },
+        dependencies: ["NetworkAgent", "NetworkAgentCurl", "NetworkAgentTestServer"]
+            + examplePlugins.map { .target(name: $0.name) },
         path: "Examples/Pokedex/Sources/PokedexCore",
         resources: [.copy("Resources/pokeapi.json")]
     ),

@@ -34,8 +34,10 @@ struct PokedexRun {
         #expect(names == ["bulbasaur", "ivysaur", "venusaur"])
     }
 
-    @Test func showPikachu() async throws {
-        let run = try await run(["show", "pikachu"])
+    /// On each transport (the default one, curl on Linux, is what every other test here runs on).
+    @Test(arguments: PokedexOptions.TransportChoice.allCases)
+    func showPikachu(transport: PokedexOptions.TransportChoice) async throws {
+        let run = try await run(["--transport", transport.rawValue, "show", "pikachu"])
         #expect(run.status == 0, "\(run.error)")
         #expect(run.output.contains("electric"))
         #expect(run.output.contains("Mouse Pokémon"))

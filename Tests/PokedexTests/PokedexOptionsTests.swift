@@ -28,6 +28,17 @@ struct PokedexOptionsTests {
         #expect(try PokedexOptions.parse(["--json", "--version", "--bogus"]).command == .version)
         let help = try PokedexOptions.parse(["--json", "-h", "--bogus"])
         #expect(help.command == .help && help.json)
+        #expect(try PokedexOptions.parse(["--transport", "urlsession", "sync"]).transport == .urlSession)
+        #expect(try PokedexOptions.parse(["--transport", "curl", "sync"]).transport == .curl)
+    }
+
+    @Test("the curl transport is the default on Linux only")
+    func defaultTransport() throws {
+        #if os(Linux)
+        #expect(try PokedexOptions.parse(["sync"]).transport == .curl)
+        #else
+        #expect(try PokedexOptions.parse(["sync"]).transport == .urlSession)
+        #endif
     }
 
     @Test(
@@ -47,6 +58,8 @@ struct PokedexOptionsTests {
             (["type", "a", "b"], "type needs exactly one type name"),
             (["search"], "search needs exactly one text"),
             (["sync", "now"], "sync takes no argument \"now\""),
+            (["--transport", "nio", "sync"], "--transport needs curl or urlsession, not \"nio\""),
+            (["--transport"], "--transport needs a value"),
         ]
     )
     func usageErrors(arguments: [String], message: String) {

@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgent
+import NetworkAgentCurl
 import NetworkAgentMetrics
 
 /// The `pokedex` command: parses arguments, starts the offline mirror when no `--base-url` is given, runs the
@@ -29,6 +30,14 @@ public enum PokedexCLI {
         } catch {
             Terminal.error("pokedex: \(error)")
             return 1
+        }
+    }
+
+    /// The transport `--transport` picks.
+    static func makeTransport(_ choice: PokedexOptions.TransportChoice) -> any HTTPTransport {
+        switch choice {
+        case .curl: CurlTransport()
+        case .urlSession: URLSessionTransport()
         }
     }
 
@@ -70,7 +79,7 @@ public enum PokedexCLI {
         defer { mirror?.stop() }
         let baseURL = options.baseURL ?? MirrorRoutingTransport.mirrorOrigin.appendingPathComponent("api/v2")
         let transport = MirrorRoutingTransport(
-            base: URLSessionTransport(),
+            base: Self.makeTransport(options.transport),
             mirror: mirror.map { URL(string: "http://127.0.0.1:\($0.port)")! }
         )
         let client = try await PokedexClient(options: options, baseURL: baseURL, transport: transport)

@@ -36,6 +36,26 @@ public struct PokedexOptions: Sendable, Equatable {
     public var auth = false
     /// How long the mirror's tokens last, in seconds.
     public var tokenLifetime: Double = 30
+    /// The transport that sends the requests.
+    public var transport = TransportChoice.platformDefault
+
+    /// Which transport sends the requests (`--transport`).
+    public enum TransportChoice: String, Sendable, Equatable, CaseIterable {
+        /// `CurlTransport` (NetworkAgentCurl): libcurl driven directly.
+        case curl
+        /// `URLSessionTransport`: URLSession (FoundationNetworking on Linux).
+        case urlSession = "urlsession"
+
+        /// The curl transport on Linux, where it is many times faster than FoundationNetworking and sees the
+        /// compressed bytes and the per-phase timings; URLSession on Apple platforms, where it is the system's own.
+        public static var platformDefault: TransportChoice {
+            #if os(Linux)
+            .curl
+            #else
+            .urlSession
+            #endif
+        }
+    }
 
     /// The usage text.
     public static let usage = """
@@ -60,6 +80,7 @@ public struct PokedexOptions: Sendable, Equatable {
           --chaos RATE          the mirror fails this share of requests (0...1) with 503s and resets
           --auth                the mirror demands short-lived Bearer tokens
           --token-lifetime S    how long the mirror's tokens last (default 30)
+          --transport NAME      curl or urlsession (default: curl on Linux, urlsession elsewhere)
           --help, --version
         """
 
@@ -102,6 +123,12 @@ public struct PokedexOptions: Sendable, Equatable {
         case "--port": words.port = try reader.number(for: argument, in: 0...65_535)
         case "--chaos": chaosRate = try reader.rate(for: argument)
         case "--token-lifetime": tokenLifetime = try reader.seconds(for: argument)
+        case "--transport":
+            let name = try reader.value(for: argument)
+            guard let choice = TransportChoice(rawValue: name) else {
+                throw PokedexError.usage("--transport needs curl or urlsession, not \"\(name)\"")
+            }
+            transport = choice
         case let flag where flag.hasPrefix("-") && flag.count > 1 && Int(flag) == nil:
             throw PokedexError.usage("unknown option \(flag) (see pokedex --help)")
         default:
