@@ -52,6 +52,12 @@ final class CurlEngine: @unchecked Sendable {
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maximumConnections)
+        // libcurl opens a new connection past 100 streams on one (its default), even with PIPEWAIT.
+        _ = ccurl_multi_setopt_long(
+            multi,
+            CURLMOPT_MAX_CONCURRENT_STREAMS,
+            configuration.maximumStreamsPerConnection
+        )
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(configuration.maximumConnections, 1))
         if configuration.cookies != .none, let share = curl_share_init() {
             _ = ccurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE))

@@ -31,6 +31,8 @@ extension CurlTransport {
         public static let defaultConnectTimeout: Duration = .seconds(30)
         /// The default most bytes of a streamed body that wait unread before the transfer pauses: 1 MiB.
         public static let defaultStreamBufferLimit = 1 << 20
+        /// The default most requests multiplexed on one HTTP/2 connection: 1000 (libcurl's own default is 100).
+        public static let defaultMaximumStreamsPerConnection = 1000
 
         /// The most connections open to one host (scheme, host and port) at once; `0` for no limit. Requests over
         /// it wait for a connection (with HTTP/2 they share one).
@@ -46,7 +48,13 @@ extension CurlTransport {
         public var stallTimeout: Duration?
         /// The speed below which a transfer counts as stalled; 1 byte per second by default.
         public var stallBytesPerSecond: Int
-        /// A PEM file of CA certificates to trust instead of the system's store (libcurl's `CURLOPT_CAINFO`).
+        /// The most requests multiplexed on one HTTP/2 connection at once (libcurl's
+        /// `CURLMOPT_MAX_CONCURRENT_STREAMS`), within what the server allows; requests past it open another
+        /// connection, up to ``maximumConnectionsPerHost``.
+        public var maximumStreamsPerConnection: Int
+        /// A PEM file of CA certificates to trust (libcurl's `CURLOPT_CAINFO`). It replaces libcurl's default
+        /// bundle file; a libcurl built with a CA directory (Debian's: `/etc/ssl/certs`) still trusts that too, so
+        /// on Debian this adds CAs to the system's.
         public var caBundle: URL?
         /// The server's public key, pinned: `sha256//` and the base64 SHA-256 of its DER SubjectPublicKeyInfo
         /// (several joined by `;`), or a path to a PEM/DER key file. A connection to a server with another key
@@ -82,6 +90,7 @@ extension CurlTransport {
         ///   - streamBufferLimit: See ``streamBufferLimit``.
         ///   - maximumRedirects: See ``maximumRedirects``.
         ///   - httpVersion: See ``httpVersion``.
+        ///   - maximumStreamsPerConnection: See ``maximumStreamsPerConnection``.
         public init(
             maximumConnectionsPerHost: Int = Configuration.defaultMaximumConnectionsPerHost,
             maximumConnections: Int = Configuration.defaultMaximumConnections,
@@ -94,7 +103,8 @@ extension CurlTransport {
             cookies: Cookies = .none,
             streamBufferLimit: Int = Configuration.defaultStreamBufferLimit,
             maximumRedirects: Int = URLSessionTransport.defaultMaximumRedirects,
-            httpVersion: HTTPVersion = .http2
+            httpVersion: HTTPVersion = .http2,
+            maximumStreamsPerConnection: Int = Configuration.defaultMaximumStreamsPerConnection
         ) {
             self.maximumConnectionsPerHost = max(0, maximumConnectionsPerHost)
             self.maximumConnections = max(0, maximumConnections)
@@ -108,6 +118,7 @@ extension CurlTransport {
             self.streamBufferLimit = max(1, streamBufferLimit)
             self.maximumRedirects = max(0, maximumRedirects)
             self.httpVersion = httpVersion
+            self.maximumStreamsPerConnection = max(1, maximumStreamsPerConnection)
         }
     }
 
