@@ -211,11 +211,6 @@ final class CurlEngine: @unchecked Sendable {
             curl_slist_free_all(slist)
             transfer.slist = nil
         }
-        if transfer.pauseCount > 0 {
-            let count = transfer.pauseCount
-            pauses.withLock { $0 += count }
-            transfer.pauseCount = 0
-        }
     }
 
     private func finish(_ transfer: CurlTransfer, code: CURLcode, message: String? = nil, verifyResult: Int = 0) {

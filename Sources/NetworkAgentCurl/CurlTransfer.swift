@@ -99,8 +99,6 @@ final class CurlTransfer: @unchecked Sendable {
     var lastReported = TransferProgress()
     var timings: HTTPTransferTimings?
     weak var engine: CurlEngine?
-    /// Pauses caused by a slow consumer (test hook).
-    var pauseCount = 0
 
     init(
         request: URLRequest,
