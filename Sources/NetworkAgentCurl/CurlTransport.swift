@@ -22,7 +22,7 @@ import Darwin
 /// let agent = NetworkAgent(transport: transport)
 /// ```
 ///
-/// It keeps the contract of ``NetworkAgent/URLSessionTransport`` (same errors, same redirect policy, same
+/// It keeps the contract of ``/NetworkAgent/URLSessionTransport`` (same errors, same redirect policy, same
 /// deadlines) and differs where libcurl allows more:
 /// - bodies arrive as the server sent them: no `Accept-Encoding` is sent and nothing is decompressed (the gzip
 ///   plugin sees the compressed bytes, so it can bound inflation and detect truncation);
@@ -38,7 +38,7 @@ import Darwin
 /// `URLRequest.timeoutInterval` is the deadline of the whole exchange for ``send(_:)`` and of the response head for
 /// ``stream(_:)``. Request headers go out as set, plus `Host`, libcurl's default `Accept: */*` when the request has
 /// no `Accept`, and a `User-Agent` (`NetworkAgentCurl libcurl/<version>`) when it has none; `Expect: 100-continue`
-/// is never added. A body in `httpBody` or a ``NetworkAgent/FileBackedBodyStream`` is sent with its
+/// is never added. A body in `httpBody` or a ``/NetworkAgent/FileBackedBodyStream`` is sent with its
 /// `Content-Length` (and sent again on a 307/308, or when a reused connection turns out dead); another
 /// `httpBodyStream` is read in chunks as libcurl sends it, chunked, once.
 ///
@@ -68,7 +68,7 @@ public final class CurlTransport: HTTPTransport {
     ///
     /// - Parameter request: The request to send.
     /// - Returns: The body and the final response, whatever its status code.
-    /// - Throws: ``NetworkAgent/NetworkAgentError``: `transport` (with the `URLError` code URLSession would give),
+    /// - Throws: ``/NetworkAgent/NetworkAgentError``: `transport` (with the `URLError` code URLSession would give),
     ///   `timedOut`, `cancelled`, `redirectFailed`, `invalidTimeout` or `responseTooLarge`; `transport` with a
     ///   ``CurlTransport/Error`` when libcurl lacks a feature.
     public func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
