@@ -62,19 +62,45 @@ public final class MetricsRegistry: MetricsHandler {
         }
     }
 
-    /// Counts the request, observes its duration and body sizes, and adds its duration to the latency windows.
+    /// A transfer phase's duration with its bucket, worked out before the lock.
+    private struct BucketedPhase {
+        let phase: MetricsTransferPhase
+        let value: Bucketed
+    }
+
+    /// Counts the request, observes its duration, body sizes and transfer phases, and adds its duration to the
+    /// latency windows.
     private func recordRequest(_ measurement: MetricsMeasurement) {
         let key = OutcomeKey(measurement)
         let route = RouteKey(measurement.labels)
         let duration = Bucketed(measurement.seconds, in: configuration.durationBuckets)
         let sent = measurement.requestBodyBytes.map { Bucketed(Double($0), in: configuration.sizeBuckets) }
         let received = measurement.responseBodyBytes.map { Bucketed(Double($0), in: configuration.sizeBuckets) }
-        state.withLock { state in
-            state.requests.add(1, to: key, limit: configuration.maximumSeriesPerMetric)
-            observe(duration, in: &state.requestDuration, route: route)
-            if let sent { observe(sent, in: &state.requestBodyBytes, route: route) }
-            if let received { observe(received, in: &state.responseBodyBytes, route: route) }
-            addToWindows(duration.value, route: route, in: &state)
+        // At most one value per phase, on the stack: a response without timings (URLSession's) costs one nil check.
+        let phases = MetricsTransferPhase.inOrder
+        withUnsafeTemporaryAllocation(of: BucketedPhase.self, capacity: phases.count) { buffer in
+            var phaseCount = 0
+            if let timings = measurement.transferTimings {
+                for phase in phases {
+                    guard let seconds = phase.duration(in: timings)?.timeInterval else { continue }
+                    let value = Bucketed(seconds, in: configuration.phaseBuckets)
+                    buffer.initializeElement(at: phaseCount, to: BucketedPhase(phase: phase, value: value))
+                    phaseCount += 1
+                }
+            }
+            defer { buffer.prefix(phaseCount).deinitialize() }
+            state.withLock { state in
+                state.requests.add(1, to: key, limit: configuration.maximumSeriesPerMetric)
+                observe(duration, in: &state.requestDuration, route: route)
+                if let sent { observe(sent, in: &state.requestBodyBytes, route: route) }
+                if let received { observe(received, in: &state.responseBodyBytes, route: route) }
+                for index in 0..<phaseCount {
+                    let observed = buffer[index]
+                    let phaseKey = PhaseKey(route: route.route, method: route.method, phase: observed.phase.rawValue)
+                    observe(observed.value, in: &state.transferPhases, key: phaseKey)
+                }
+                addToWindows(duration.value, route: route, in: &state)
+            }
         }
     }
 
@@ -119,14 +145,18 @@ public final class MetricsRegistry: MetricsHandler {
         }
     }
 
-    private func observe(_ value: Bucketed, in series: inout HistogramSeries<RouteKey>, route: RouteKey) {
+    private func observe<Key: SeriesKey>(_ value: Bucketed, in series: inout HistogramSeries<Key>, key: Key) {
         series.observe(
             value.value,
             bucket: value.bucket,
             bucketCount: value.bucketCount,
-            key: route,
+            key: key,
             limit: configuration.maximumSeriesPerMetric
         )
+    }
+
+    private func observe(_ value: Bucketed, in series: inout HistogramSeries<RouteKey>, route: RouteKey) {
+        observe(value, in: &series, key: route)
     }
 
     /// Adds a request duration to its route's quantile window (the overflow window once the series limit is

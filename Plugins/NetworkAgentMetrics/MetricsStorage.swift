@@ -52,6 +52,15 @@ struct RouteResultKey: SeriesKey {
     var labelValues: [String] { [route, method, result] }
 }
 
+struct PhaseKey: SeriesKey {
+    var route: String
+    var method: String
+    var phase: String
+
+    static let overflow = PhaseKey(route: overflowLabel, method: overflowLabel, phase: overflowLabel)
+    var labelValues: [String] { [route, method, phase] }
+}
+
 struct ResultKey: SeriesKey {
     var result: String
 
@@ -155,6 +164,7 @@ struct MetricsState: Sendable {
     var requestBodyBytes = HistogramSeries<RouteKey>()
     var responseBodyBytes = HistogramSeries<RouteKey>()
     var responseHeaders = HistogramSeries<RouteKey>()
+    var transferPhases = HistogramSeries<PhaseKey>()
     var attempts = CounterSeries<OutcomeKey>()
     var attemptDuration = HistogramSeries<RouteKey>()
     var attemptRequestBodyBytes = CounterSeries<RouteKey>()
