@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentGzip
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -41,5 +42,20 @@ import FoundationNetworking
         let http = try #require(response as? HTTPURLResponse)
         #expect(http.value(forHTTPHeaderField: "Content-Encoding") == nil)
         #expect(http.transferTimings == timings)
+    }
+}
+
+/// A streamed body goes straight to the caller, past the plugin: the plugin must not invite the server to compress
+/// it (with a transport that does not decode, the caller would get gzip bytes it never asked for).
+@Suite struct GzipStreamedAcceptEncodingTests {
+    @Test func onlyBufferedCallsAdvertiseGzipOnATransportThatDoesNotDecode() async throws {
+        let stub = StubTransport(fallback: .json(Data("{}".utf8)))
+        let provider = NetworkAgentProvider<GzipEndpoint>(plugins: [.gzip()], agent: NetworkAgent(transport: stub))
+        let endpoint = GzipEndpoint(baseURL: try #require(URL(string: "http://stub.test")), method: .get)
+        _ = try await provider.request(endpoint: endpoint)
+        let stream = try await provider.stream(endpoint: endpoint)
+        for try await _ in stream.body {}
+        let sent = stub.requests.map { $0.value(forHTTPHeaderField: "Accept-Encoding") }
+        #expect(sent == [GzipPlugin.acceptEncoding, nil])
     }
 }
