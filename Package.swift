@@ -86,6 +86,13 @@ targets += [
         name: "NetworkAgentInteropTests",
         dependencies: ["NetworkAgent", "NetworkAgentTestServer"] + plugins.map { .target(name: $0.name) }
     ),
+    // Every plugin against every kind of exchange over the loopback server: one parameterised test whose transport
+    // comes from one function, so the same matrix can run on another transport.
+    .testTarget(
+        name: "NetworkAgentMatrixTests",
+        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer"]
+            + plugins.map { .target(name: $0.name) }
+    ),
     // Writes cache entries in a loop until killed: the child process of the disk cache's crash test. Not a product.
     .executableTarget(
         name: "DiskCacheCrashWriter",
