@@ -39,10 +39,12 @@ struct SideRequester: NetworkAgentPlugin {
 
 /// Two loopback servers, the origin and another origin, answering every path of the matrix deterministically:
 ///
-/// - `/data`: 200 with ``payload`` (`Cache-Control: max-age=60`); gzip-encoded when ``gzip`` is set;
+/// - `/data`: 200 with ``payload`` (`Cache-Control: max-age=60`); gzip-encoded when ``gzip`` is set and the request
+///   accepts gzip, as a real server does;
 /// - `/stream`: the same, chunked in three pieces;
 /// - `/moved`: 302 to `/data`; `/away`: 302 to the other origin's `/data`;
 /// - `/broken`: 200 with the full `Content-Length`, closed after 10 body bytes;
+/// - `/truncated`: 200 with the first half of the (encoded) body, correctly framed;
 /// - `/stall`: never answers (counted in ``stalls``);
 /// - `/flaky`: 503 the first time, then as `/data`; `/always503`: 503;
 /// - `/side`: 200 `side`, never checked for a token.
@@ -64,11 +66,19 @@ final class MatrixWorld: Sendable {
     init(gzip: Bool = false, requiredToken: String? = nil) throws {
         self.gzip = gzip
         self.requiredToken = requiredToken
-        let body = gzip ? try Deflater.compress(Self.payload, format: .gzip) : Self.payload
+        let compressed = try Deflater.compress(Self.payload, format: .gzip)
+        /// Whether the answer to `request` is gzip-encoded: in a gzip world, when the client asked for it.
+        @Sendable func encodes(_ request: ServerRequest) -> Bool {
+            gzip && (request.header("Accept-Encoding")?.contains("gzip") ?? false)
+        }
         let counters = self.counters
-        other = try LoopbackServer { _ in Self.ok(body, gzip: gzip) }
+        other = try LoopbackServer { request in
+            encodes(request) ? Self.ok(compressed, gzip: true) : Self.ok(Self.payload, gzip: false)
+        }
         let otherData = other.baseURL.appendingPathComponent("data").absoluteString
         origin = try LoopbackServer { request in
+            let gzip = encodes(request)
+            let body = gzip ? compressed : Self.payload
             if let requiredToken, request.path != "/side", request.header("Authorization") != "Bearer \(requiredToken)"
             {
                 return .text(
@@ -104,6 +114,9 @@ final class MatrixWorld: Sendable {
                     return counters.flaky == 1
                 }
                 return first ? .text("busy", status: 503) : Self.ok(body, gzip: gzip)
+            case "/truncated":
+                // Well framed (the length is right), but the body is half a gzip stream.
+                return ServerResponse(headers: Self.headers(gzip: gzip), body: .data(body.prefix(body.count / 2)))
             case "/always503":
                 return .text("busy", status: 503)
             case "/side":

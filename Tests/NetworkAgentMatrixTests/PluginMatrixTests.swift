@@ -65,7 +65,11 @@ import FoundationNetworking
             let log = Locked<[LogRecord]>([])
             probe.log = log
             headers["Authorization"] = "Bearer \(Self.secret)"
-            underTest = .logging(.headers, sink: LogSink { record in log.withLock { $0.append(record) } })
+            underTest = .logging(
+                .headers,
+                logsCURLCommands: true,
+                sink: LogSink { record in log.withLock { $0.append(record) } }
+            )
         case .auth:
             underTest = .auth(.bearer(Self.secret))
         case .tokenRefresh:
@@ -102,7 +106,7 @@ import FoundationNetworking
         case .auth: checkAuth(exchange, world, expected: "Bearer \(Self.secret)")
         case .tokenRefresh: try checkTokenRefresh(exchange, world, try #require(probe.refreshes))
         case .retry: try await checkRetry(outcome, exchange, world, provider)
-        case .gzip: checkGzip(outcome, exchange)
+        case .gzip: await checkGzip(outcome, exchange, world, provider)
         case .diskCache: try await checkDiskCache(exchange, world, provider, try #require(probe.store))
         case .metrics: try checkMetrics(exchange, try #require(probe.registry))
         }
@@ -119,10 +123,15 @@ import FoundationNetworking
         _ world: MatrixWorld
     ) -> [any NetworkAgentPlugin] {
         var plugins: [any NetworkAgentPlugin] = [plugin]
+        if kind == .metrics, let metrics = plugin as? MetricsPlugin {
+            // The same handlers once more, innermost: every attempt too.
+            plugins.append(MetricsPlugin(handlers: metrics.handlers, level: .attempts))
+        }
         if exchange == .retried, kind != .retry {
             let retry: any NetworkAgentPlugin = .retry(fastRetry)
             switch kind {
-            case .metrics, .logging, .auth: plugins.append(retry)
+            case .metrics: plugins.insert(retry, at: 1)
+            case .logging, .auth: plugins.append(retry)
             default: plugins.insert(retry, at: 0)
             }
         }
@@ -209,6 +218,7 @@ import FoundationNetworking
             .joined(separator: "\n")
         #expect(!text.contains(Self.secret), "the secret was logged:\n\(text)")
         #expect(count(.request) == 1)
+        #expect(count(.curl) == 1)
         let request = try #require(records.first { $0.kind == .request })
         #expect(request.message.contains(world.origin.baseURL.absoluteString))
         switch exchange {
@@ -319,12 +329,39 @@ import FoundationNetworking
 
     // MARK: - Gzip
 
-    func checkGzip(_ outcome: Outcome, _ exchange: ExchangeKind) {
+    func checkGzip(
+        _ outcome: Outcome,
+        _ exchange: ExchangeKind,
+        _ world: MatrixWorld,
+        _ provider: NetworkAgentProvider<MatrixEndpoint>
+    ) async {
         // expectCallOutcome checked that the caller got the payload as it was before encoding, streamed or not;
-        // what is left is that the headers describe it.
+        // what is left is that the headers describe it, and that a gzip stream cut short fails.
         switch exchange {
-        case .failedMidBody, .cancelled:
+        case .failedMidBody:
+            // Here the HTTP framing is intact and the gzip stream itself is cut in half.
+            let truncated: Result<Data, any Error>
+            do {
+                truncated = .success(try await provider.request(endpoint: world.endpoint("/truncated")).data)
+            } catch {
+                truncated = .failure(error)
+            }
+            if matrixTransport() is URLSessionTransport {
+                // libcurl inside URLSession decodes the body itself and hands back the half it could inflate as a
+                // short 200: the plugin never sees the compressed bytes (issue 19). A transport that does not
+                // decode lets the plugin catch it.
+                withKnownIssue("URLSession returns a truncated gzip body as a short 200") {
+                    #expect(throws: NetworkAgentError.self) { try truncated.get() }
+                }
+            } else {
+                #expect(throws: NetworkAgentError.self) { try truncated.get() }
+            }
+        case .cancelled:
             break
+        case .buffered:
+            // The cell did exercise gzip: the request asked for it, so the server encoded the body.
+            #expect(world.requests("/data").first?.header("Accept-Encoding")?.contains("gzip") == true)
+            #expect(outcome.response?.value(forHTTPHeaderField: "Content-Encoding") == nil)
         case .streamed:
             #expect(outcome.data == MatrixWorld.payload, "the streamed gzip body reached the caller encoded")
         default:
@@ -407,6 +444,18 @@ import FoundationNetworking
             #expect(headers == UInt64(Self.serverExchanges(exchange)))
         }
         #expect(snapshot.total("networkagent_retries_total") == (exchange == .retried ? 1 : 0))
+        // Attempts: one per send, the retried call's 503 as an http_error.
+        let attempts = (snapshot.family("networkagent_attempts_total")?.samples ?? []).map {
+            "\($0.labels["status_class"] ?? "?") \($0.labels["outcome"] ?? "?") \(Int($0.value))"
+        }
+        switch exchange {
+        case .retried: #expect(attempts == ["2xx success 1", "5xx http_error 1"])
+        case .cancelled: #expect(attempts == ["none cancelled 1"])
+        case .failedMidBody:
+            #expect(attempts.count == 1)
+            #expect(attempts.first?.contains("transport_error") == true)
+        default: #expect(attempts == ["2xx success 1"])
+        }
         // URLSession measures no transfer phases; another transport may.
         if matrixTransport() is URLSessionTransport {
             #expect(snapshot.family("networkagent_transfer_phase_seconds")?.samples.isEmpty == true)
