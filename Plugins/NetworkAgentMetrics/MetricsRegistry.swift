@@ -64,7 +64,8 @@ public final class MetricsRegistry: MetricsHandler {
 
     /// A transfer phase's duration with its bucket, worked out before the lock.
     private struct BucketedPhase {
-        let phase: MetricsTransferPhase
+        /// The phase's position in ``MetricsTransferPhase/inOrder``.
+        let index: Int
         let value: Bucketed
     }
 
@@ -81,10 +82,10 @@ public final class MetricsRegistry: MetricsHandler {
         withUnsafeTemporaryAllocation(of: BucketedPhase.self, capacity: phases.count) { buffer in
             var phaseCount = 0
             if let timings = measurement.transferTimings {
-                for phase in phases {
+                for (index, phase) in phases.enumerated() {
                     guard let seconds = phase.duration(in: timings)?.timeInterval else { continue }
                     let value = Bucketed(seconds, in: configuration.phaseBuckets)
-                    buffer.initializeElement(at: phaseCount, to: BucketedPhase(phase: phase, value: value))
+                    buffer.initializeElement(at: phaseCount, to: BucketedPhase(index: index, value: value))
                     phaseCount += 1
                 }
             }
@@ -94,10 +95,16 @@ public final class MetricsRegistry: MetricsHandler {
                 observe(duration, in: &state.requestDuration, route: route)
                 if let sent { observe(sent, in: &state.requestBodyBytes, route: route) }
                 if let received { observe(received, in: &state.responseBodyBytes, route: route) }
-                for index in 0..<phaseCount {
-                    let observed = buffer[index]
-                    let phaseKey = PhaseKey(route: route.route, method: route.method, phase: observed.phase.rawValue)
-                    observe(observed.value, in: &state.transferPhases, key: phaseKey)
+                if phaseCount > 0 {
+                    state.transferPhases.update(
+                        key: route,
+                        bucketCount: configuration.phaseBuckets.count,
+                        limit: configuration.maximumSeriesPerMetric
+                    ) { histograms in
+                        for observed in buffer.prefix(phaseCount) {
+                            histograms[observed.index].record(observed.value.value, bucket: observed.value.bucket)
+                        }
+                    }
                 }
                 addToWindows(duration.value, route: route, in: &state)
             }
@@ -145,18 +152,14 @@ public final class MetricsRegistry: MetricsHandler {
         }
     }
 
-    private func observe<Key: SeriesKey>(_ value: Bucketed, in series: inout HistogramSeries<Key>, key: Key) {
+    private func observe(_ value: Bucketed, in series: inout HistogramSeries<RouteKey>, route: RouteKey) {
         series.observe(
             value.value,
             bucket: value.bucket,
             bucketCount: value.bucketCount,
-            key: key,
+            key: route,
             limit: configuration.maximumSeriesPerMetric
         )
-    }
-
-    private func observe(_ value: Bucketed, in series: inout HistogramSeries<RouteKey>, route: RouteKey) {
-        observe(value, in: &series, key: route)
     }
 
     /// Adds a request duration to its route's quantile window (the overflow window once the series limit is

@@ -62,7 +62,7 @@ struct MetricsSnapshotBuilder {
                 "Duration of each phase of the transfer a request ended with (dns, connect, tls, pretransfer, "
                     + "first_byte, transfer), when the transport measures them; phases that did not happen are left "
                     + "out.",
-                state.transferPhases,
+                state.transferPhases.series,
                 configuration.phaseBuckets,
                 labelNames: Self.phaseLabels
             ),

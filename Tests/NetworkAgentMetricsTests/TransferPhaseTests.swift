@@ -142,6 +142,24 @@ import FoundationNetworking
         #expect(histogram.buckets.map(\.cumulativeCount) == [0, 1])
     }
 
+    @Test func theSeriesLimitCountsRoutesAndFoldsTheRestIntoOverflow() async throws {
+        let registry = MetricsRegistry(configuration: MetricsConfiguration(maximumSeriesPerMetric: 1))
+        let agent = NetworkAgent(transport: TimedTransport(timings: .reusedConnection))
+        let provider = NetworkAgentProvider<PokeApi>(plugins: [.metrics(registry)], agent: agent)
+        let base = try #require(URL(string: "https://api.example"))
+        _ = try await provider.request(endpoint: .pokemon(base: base, id: 1))
+        _ = try await provider.request(endpoint: .list(base: base))
+        _ = try await provider.request(endpoint: .pokemon(base: base, id: 2))
+        let samples = registry.snapshot().family(Self.family)?.samples ?? []
+        let counts = samples.map { "\($0.labels["route"] ?? "?") \($0.labels["phase"] ?? "?") \(Int($0.value))" }
+        #expect(
+            counts == [
+                "/pokemon/{id} first_byte 2", "/pokemon/{id} pretransfer 2", "/pokemon/{id} transfer 2",
+                "overflow first_byte 1", "overflow pretransfer 1", "overflow transfer 1",
+            ]
+        )
+    }
+
     @Test func urlSessionOverTheWireRecordsNoPhase() async throws {
         let server = try LoopbackServer { _ in .text("hello") }
         defer { server.stop() }
