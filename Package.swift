@@ -57,6 +57,27 @@ for plugin in plugins {
     )
 }
 
+// MARK: - Transports
+// NetworkAgentCurl: `CurlTransport`, libcurl driven directly through one multi handle. `CCurl` carries its own
+// header for the part of libcurl's ABI it uses, so nothing but the shared library (which FoundationNetworking needs
+// on Linux anyway) has to be installed; linked by name, without unsafeFlags.
+products.append(.library(name: "NetworkAgentCurl", targets: ["NetworkAgentCurl"]))
+targets += [
+    .target(
+        name: "CCurl",
+        path: "Sources/CCurl",
+        linkerSettings: [
+            .linkedLibrary(":libcurl.so.4", .when(platforms: [.linux])),
+            .linkedLibrary("curl", .when(platforms: [.macOS, .iOS, .tvOS, .watchOS])),
+        ]
+    ),
+    .target(name: "NetworkAgentCurl", dependencies: ["NetworkAgent", "CCurl"]),
+    .testTarget(
+        name: "NetworkAgentCurlTests",
+        dependencies: ["NetworkAgentCurl", "NetworkAgent", "NetworkAgentTestServer", "CCurl"]
+    ),
+]
+
 // MARK: - Examples
 // The Pokédex command-line example and its offline PokeAPI mirror (Examples/Pokedex).
 products.append(.executable(name: "pokedex", targets: ["pokedex"]))
