@@ -29,7 +29,7 @@ var targets: [Target] = [
     // (`urlsession` or `curl`; Scripts/test runs both). Not a product: NetworkAgentTesting must not depend on curl.
     .target(
         name: "NetworkAgentTestTransports",
-        dependencies: ["NetworkAgent"],
+        dependencies: ["NetworkAgent", "NetworkAgentCurl"],
         path: "Tests/NetworkAgentTestTransports"
     ),
     // The system zlib, for NetworkAgentGzip.

@@ -1,16 +1,20 @@
 import Foundation
 import NetworkAgent
+import NetworkAgentCurl
 
 extension TestTransport {
-    /// Placeholder until `NetworkAgentCurl` is part of the package: a curl run stops at once, loudly.
+    /// A `CurlTransport` with the settings the tests ask for and the defaults otherwise.
     static func makeCurl(
         maximumRedirects: Int,
         streamBufferLimit: Int?,
         maximumConnectionsPerHost: Int?
     ) -> any HTTPTransport {
-        fatalError("\(environmentVariable)=curl: this build has no NetworkAgentCurl")
+        var configuration = CurlTransport.Configuration(maximumRedirects: maximumRedirects)
+        if let streamBufferLimit { configuration.streamBufferLimit = streamBufferLimit }
+        if let maximumConnectionsPerHost { configuration.maximumConnectionsPerHost = maximumConnectionsPerHost }
+        return CurlTransport(configuration: configuration)
     }
 
-    /// Placeholder until `NetworkAgentCurl` is part of the package.
+    /// `CurlTransport` does not count its transfers (yet): `nil`, so the tests check what the server saw instead.
     static func curlActiveTransfers(of transport: any HTTPTransport) -> Int? { nil }
 }
