@@ -25,6 +25,13 @@ var targets: [Target] = [
     .target(name: "NetworkAgentTesting", dependencies: ["NetworkAgent"]),
     // An in-process HTTP/1.1 server on loopback, for tests and the example's offline mirror. Not a product.
     .target(name: "NetworkAgentTestServer", dependencies: ["NetworkAgent"]),
+    // The transport the over-the-wire tests run on, chosen per process by NETWORKAGENT_TEST_TRANSPORT
+    // (`urlsession` or `curl`; Scripts/test runs both). Not a product: NetworkAgentTesting must not depend on curl.
+    .target(
+        name: "NetworkAgentTestTransports",
+        dependencies: ["NetworkAgent", "NetworkAgentCurl"],
+        path: "Tests/NetworkAgentTestTransports"
+    ),
     // The system zlib, for NetworkAgentGzip.
     .systemLibrary(
         name: "CZlib",
@@ -42,10 +49,34 @@ for plugin in plugins {
     targets.append(
         .testTarget(
             name: "\(plugin.name)Tests",
-            dependencies: [.target(name: plugin.name), "NetworkAgentTesting", "NetworkAgentTestServer"]
+            dependencies: [
+                .target(name: plugin.name), "NetworkAgentTesting", "NetworkAgentTestServer",
+                "NetworkAgentTestTransports",
+            ]
         )
     )
 }
+
+// MARK: - Transports
+// NetworkAgentCurl: `CurlTransport`, libcurl driven directly through one multi handle. `CCurl` carries its own
+// header for the part of libcurl's ABI it uses, so nothing but the shared library (which FoundationNetworking needs
+// on Linux anyway) has to be installed; linked by name, without unsafeFlags.
+products.append(.library(name: "NetworkAgentCurl", targets: ["NetworkAgentCurl"]))
+targets += [
+    .target(
+        name: "CCurl",
+        path: "Sources/CCurl",
+        linkerSettings: [
+            .linkedLibrary(":libcurl.so.4", .when(platforms: [.linux])),
+            .linkedLibrary("curl", .when(platforms: [.macOS, .iOS, .tvOS, .watchOS])),
+        ]
+    ),
+    .target(name: "NetworkAgentCurl", dependencies: ["NetworkAgent", "CCurl"]),
+    .testTarget(
+        name: "NetworkAgentCurlTests",
+        dependencies: ["NetworkAgentCurl", "NetworkAgent", "NetworkAgentTestServer", "CCurl"]
+    ),
+]
 
 // MARK: - Examples
 // The Pokédex command-line example and its offline PokeAPI mirror (Examples/Pokedex).
@@ -76,7 +107,7 @@ targets.append(
 targets += [
     .testTarget(
         name: "NetworkAgentTests",
-        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer"]
+        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer", "NetworkAgentTestTransports"]
     ),
     .testTarget(name: "NetworkAgentTestingTests", dependencies: ["NetworkAgentTesting"]),
     .testTarget(name: "NetworkAgentTestServerTests", dependencies: ["NetworkAgentTestServer", "NetworkAgent"]),
@@ -84,13 +115,14 @@ targets += [
     // Against real peers (httpbin, nginx) started by Scripts/interop/start; skipped by name when they are not up.
     .testTarget(
         name: "NetworkAgentInteropTests",
-        dependencies: ["NetworkAgent", "NetworkAgentTestServer"] + plugins.map { .target(name: $0.name) }
+        dependencies: ["NetworkAgent", "NetworkAgentTestServer", "NetworkAgentTestTransports"]
+            + plugins.map { .target(name: $0.name) }
     ),
-    // Every plugin against every kind of exchange over the loopback server: one parameterised test whose transport
-    // comes from one function, so the same matrix can run on another transport.
+    // Every plugin against every kind of exchange over the loopback server: one parameterised test on the transport
+    // of TestTransport (NETWORKAGENT_TEST_TRANSPORT), so it runs on both transports.
     .testTarget(
         name: "NetworkAgentMatrixTests",
-        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer"]
+        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer", "NetworkAgentTestTransports"]
             + plugins.map { .target(name: $0.name) }
     ),
     // Writes cache entries in a loop until killed: the child process of the disk cache's crash test. Not a product.

@@ -2,14 +2,16 @@ import Foundation
 import NetworkAgent
 import NetworkAgentGzip
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// The transport every cell of the matrix runs on: the one place to change so the matrix runs on another transport.
+/// The transport every cell of the matrix runs on: this process's test transport (`NETWORKAGENT_TEST_TRANSPORT`,
+/// `urlsession` or `curl`), a new one per cell.
 func matrixTransport() -> any HTTPTransport {
-    URLSessionTransport()
+    TestTransport.make()
 }
 
 /// A request of the matrix: every part set by the cell.

@@ -1,0 +1,247 @@
+import CCurl
+import Foundation
+import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One libcurl multi handle, driven by one dedicated thread.
+///
+/// Other threads hand it work through a locked command queue and `curl_multi_wakeup`; the thread runs
+/// `curl_multi_perform`, completes finished transfers (resuming their callers' continuations from here, so no
+/// thread of Swift's cooperative pool ever blocks on I/O) and sleeps in `curl_multi_poll`. Easy handles are
+/// reused (`curl_easy_reset`); connections stay in the multi handle's connection cache for keep-alive and HTTP/2
+/// multiplexing.
+final class CurlEngine: @unchecked Sendable {
+    // @unchecked Sendable: `commands` is guarded by its lock; `multi` is used by other threads only through
+    // curl_multi_wakeup, which libcurl documents as callable from any thread; everything else (`active`, `pool`,
+    // `streamsAwaitingHeads`, the share handle) is touched only on the engine thread, or after it has ended.
+
+    enum Command {
+        case add(CurlTransfer)
+        case stop(CurlTransfer, CurlTransfer.Stop)
+        case unpause(CurlTransfer)
+        case shutdown
+    }
+
+    private let multi: UnsafeMutableRawPointer
+    private let share: UnsafeMutableRawPointer?
+    private let configuration: CurlTransport.Configuration
+    private let commands = CurlLock<[Command]>([])
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    private var pool: [CurlEasyHandle] = []
+    private var streamsAwaitingHeads: [ObjectIdentifier: CurlTransfer] = [:]
+    private let finished = DispatchSemaphore(value: 0)
+    private var thread: Thread?
+    /// Pauses of streamed transfers for a slow consumer, in total (read by tests).
+    let pauses = CurlLock(0)
+
+    init?(configuration: CurlTransport.Configuration) {
+        guard let multi = curl_multi_init() else { return nil }
+        self.multi = multi
+        self.configuration = configuration
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maximumConnections)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(configuration.maximumConnections, 1))
+        if configuration.cookies != .none, let share = curl_share_init() {
+            _ = ccurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE))
+            self.share = share
+        } else {
+            self.share = nil
+        }
+        let thread = Thread { [self] in run() }
+        thread.name = "NetworkAgentCurl"
+        thread.stackSize = 1 << 20
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Stops the thread, failing what is in flight with a cancellation, and frees every handle.
+    func shutdown() {
+        submit(.shutdown)
+        if Thread.current !== thread { finished.wait() }
+    }
+
+    func submit(_ command: Command) {
+        commands.withLock { $0.append(command) }
+        curl_multi_wakeup(multi)
+    }
+
+    deinit {
+        // The thread has ended (it holds the engine until then): nothing uses the handles any more.
+        pool.removeAll()
+        curl_multi_cleanup(multi)
+        if let share { curl_share_cleanup(share) }
+    }
+
+    // MARK: - The loop
+
+    private func run() {
+        var running: Int32 = 0
+        var incoming: [Command] = []
+        while true {
+            commands.withLock { swap(&$0, &incoming) }
+            for command in incoming {
+                switch command {
+                case .add(let transfer): add(transfer)
+                case .stop(let transfer, let reason): stop(transfer, reason)
+                case .unpause(let transfer): unpause(transfer)
+                case .shutdown:
+                    tearDown()
+                    finished.signal()
+                    return
+                }
+            }
+            incoming.removeAll(keepingCapacity: true)
+            curl_multi_perform(multi, &running)
+            drainMessages()
+            let timeout = expireHeadDeadlines()
+            var ready: Int32 = 0
+            curl_multi_poll(multi, nil, 0, timeout, &ready)
+        }
+    }
+
+    private func drainMessages() {
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(multi, &queued) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                let transfer = active[easy]
+            else { continue }
+            complete(transfer, code: message.pointee.data.result)
+        }
+    }
+
+    /// Stops streamed transfers whose head is late; returns how long `curl_multi_poll` may sleep, in ms.
+    private func expireHeadDeadlines() -> Int32 {
+        guard !streamsAwaitingHeads.isEmpty else { return 1000 }
+        let now = DispatchTime.now().uptimeNanoseconds
+        var nearest: UInt64 = 1_000_000_000
+        for transfer in Array(streamsAwaitingHeads.values) {
+            guard let deadline = transfer.headDeadline else { continue }
+            if transfer.response != nil {
+                // The head was handed on: the deadline no longer applies (a redirect's head is not handed on).
+                streamsAwaitingHeads[ObjectIdentifier(transfer)] = nil
+            } else if deadline <= now {
+                stop(transfer, .timedOut)
+            } else {
+                nearest = min(nearest, deadline - now)
+            }
+        }
+        return Int32(clamping: (nearest + 999_999) / 1_000_000)
+    }
+
+    // MARK: - Commands
+
+    private func add(_ transfer: CurlTransfer) {
+        if transfer.stop != nil {
+            finish(transfer, code: CURLE_OK)
+            return
+        }
+        guard let easy = pool.popLast() ?? CurlEasyHandle() else {
+            transfer.stop = nil
+            fail(
+                transfer,
+                with: CurlErrors.engineError("libcurl could not create a transfer", request: transfer.request)
+            )
+            return
+        }
+        transfer.easy = easy
+        transfer.engine = self
+        CurlOptions.apply(to: transfer, easy: easy, configuration: configuration, share: share)
+        guard curl_multi_add_handle(multi, easy.pointer) == CURLM_OK else {
+            recycle(transfer)
+            fail(transfer, with: CurlErrors.engineError("libcurl refused the transfer", request: transfer.request))
+            return
+        }
+        active[easy.pointer] = transfer
+        if transfer.headDeadline != nil { streamsAwaitingHeads[ObjectIdentifier(transfer)] = transfer }
+    }
+
+    /// Stops a transfer at once: a cancelled caller, a deadline, a consumer gone. Removing the easy handle from the
+    /// multi handle before it finished closes its connection (HTTP/1.1) or resets its stream (HTTP/2).
+    private func stop(_ transfer: CurlTransfer, _ reason: CurlTransfer.Stop) {
+        guard !transfer.isFinished else { return }
+        if transfer.stop == nil { transfer.stop = reason }
+        guard transfer.easy != nil else { return }  // not added yet: `add` finishes it
+        complete(transfer, code: CURLE_ABORTED_BY_CALLBACK)
+    }
+
+    private func unpause(_ transfer: CurlTransfer) {
+        guard !transfer.isFinished, let easy = transfer.easy else { return }
+        transfer.pauseNext = false
+        guard transfer.paused else { return }
+        transfer.paused = false
+        _ = curl_easy_pause(easy.pointer, CURLPAUSE_CONT)
+    }
+
+    // MARK: - Completion
+
+    private func complete(_ transfer: CurlTransfer, code: CURLcode) {
+        guard let easy = transfer.easy else { return }
+        curl_multi_remove_handle(multi, easy.pointer)
+        active[easy.pointer] = nil
+        streamsAwaitingHeads[ObjectIdentifier(transfer)] = nil
+        if transfer.headersDone || code == CURLE_OK {
+            transfer.timings = CurlOptions.timings(of: easy.pointer, complete: true)
+        }
+        let message = easy.errorMessage
+        let verifyResult = CurlOptions.verifyResult(of: easy.pointer)
+        recycle(transfer)
+        finish(transfer, code: code, message: message, verifyResult: verifyResult)
+    }
+
+    /// Puts the easy handle back in the pool, reset.
+    private func recycle(_ transfer: CurlTransfer) {
+        guard let easy = transfer.easy else { return }
+        transfer.easy = nil
+        curl_easy_reset(easy.pointer)
+        easy.errorBuffer[0] = 0
+        if pool.count < 256 { pool.append(easy) }
+        if let slist = transfer.slist {
+            curl_slist_free_all(slist)
+            transfer.slist = nil
+        }
+        if transfer.pauseCount > 0 {
+            let count = transfer.pauseCount
+            pauses.withLock { $0 += count }
+            transfer.pauseCount = 0
+        }
+    }
+
+    private func finish(_ transfer: CurlTransfer, code: CURLcode, message: String? = nil, verifyResult: Int = 0) {
+        guard !transfer.isFinished else { return }
+        transfer.isFinished = true
+        let error: NetworkAgentError?
+        if let stop = transfer.stop {
+            error = CurlErrors.error(for: stop, transfer: transfer)
+        } else if code != CURLE_OK {
+            error = CurlErrors.error(for: code, message: message, verifyResult: verifyResult, transfer: transfer)
+        } else if !transfer.headersDone && transfer.response == nil {
+            error = HTTPTransportContext.error(for: URLError(.badServerResponse), request: transfer.request)
+        } else {
+            error = nil
+        }
+        transfer.settle(error: error)
+    }
+
+    private func fail(_ transfer: CurlTransfer, with error: NetworkAgentError) {
+        guard !transfer.isFinished else { return }
+        transfer.isFinished = true
+        transfer.settle(error: error)
+    }
+
+    private func tearDown() {
+        for transfer in Array(active.values) { stop(transfer, .cancelled) }
+        pool.removeAll()
+    }
+}

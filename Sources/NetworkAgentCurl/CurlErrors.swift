@@ -1,0 +1,91 @@
+import CCurl
+import Foundation
+import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Maps how a transfer ended to the errors ``URLSessionTransport`` throws for the same failures, so that plugins
+/// (retry's classification above all) see no difference between the transports.
+enum CurlErrors {
+    /// The `URLError` code URLSession reports for a libcurl result (and, for a failed certificate check, the
+    /// X.509 verification result).
+    static func urlErrorCode(for code: CURLcode, verifyResult: Int) -> URLError.Code {
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: .cannotFindHost
+        case CURLE_COULDNT_CONNECT, CURLE_PROXY: .cannotConnectToHost
+        case CURLE_OPERATION_TIMEDOUT: .timedOut
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2,
+            CURLE_HTTP2_STREAM, CURLE_SEND_FAIL_REWIND:
+            .networkConnectionLost
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING: .badServerResponse
+        case CURLE_UNSUPPORTED_PROTOCOL: .unsupportedURL
+        case CURLE_URL_MALFORMAT: .badURL
+        case CURLE_PEER_FAILED_VERIFICATION:
+            switch verifyResult {
+            // X509_V_ERR_CERT_NOT_YET_VALID, X509_V_ERR_CERT_HAS_EXPIRED
+            case 9: .serverCertificateNotYetValid
+            case 10: .serverCertificateHasBadDate
+            // Self-signed leaf or chain, unknown issuer, a leaf that cannot be checked: no trusted root.
+            case 2, 18, 19, 20, 21: .serverCertificateHasUnknownRoot
+            // 0: the chain verified but the name did not match (libcurl checks names itself).
+            default: .serverCertificateUntrusted
+            }
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_INVALIDCERTSTATUS:
+            .serverCertificateUntrusted
+        case CURLE_SSL_CERTPROBLEM, CURLE_SSL_CLIENTCERT: .clientCertificateRejected
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_SHUTDOWN_FAILED,
+            CURLE_SSL_CRL_BADFILE:
+            .secureConnectionFailed
+        case CURLE_READ_ERROR: .cannotLoadFromNetwork
+        case CURLE_OUT_OF_MEMORY: .cannotLoadFromNetwork
+        default: .unknown
+        }
+    }
+
+    static func error(
+        for code: CURLcode,
+        message: String?,
+        verifyResult: Int,
+        transfer: CurlTransfer
+    ) -> NetworkAgentError {
+        if code == CURLE_OPERATION_TIMEDOUT { return HTTPTransportContext.timedOut(transfer.request) }
+        let urlCode =
+            transfer.bodyReadFailed ? .cannotLoadFromNetwork : urlErrorCode(for: code, verifyResult: verifyResult)
+        var detail = message ?? String(cString: curl_easy_strerror(code))
+        if transfer.bodyReadFailed { detail = "the request body could not be read (\(detail))" }
+        let urlError = URLError(
+            urlCode,
+            userInfo: [
+                NSLocalizedDescriptionKey: "\(detail) (libcurl error \(code.rawValue))",
+                NSURLErrorFailingURLErrorKey: transfer.url,
+            ]
+        )
+        return HTTPTransportContext.error(for: urlError, request: transfer.request)
+    }
+
+    static func error(for stop: CurlTransfer.Stop, transfer: CurlTransfer) -> NetworkAgentError {
+        switch stop {
+        case .cancelled:
+            NetworkAgentError(.cancelled, "the request was cancelled")
+        case .consumerGone:
+            NetworkAgentError(.cancelled, "the stream was cancelled")
+        case .timedOut:
+            HTTPTransportContext.timedOut(transfer.request)
+        case .responseTooLarge(let limit):
+            HTTPTransportContext.responseTooLarge(
+                limit: limit,
+                request: transfer.request,
+                response: transfer.response ?? transfer.makeResponse(timings: nil)
+            )
+        }
+    }
+
+    static func engineError(_ message: String, request: URLRequest) -> NetworkAgentError {
+        HTTPTransportContext.error(
+            for: URLError(.cannotLoadFromNetwork, userInfo: [NSLocalizedDescriptionKey: message]),
+            request: request
+        )
+    }
+}

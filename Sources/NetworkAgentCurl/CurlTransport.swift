@@ -1,0 +1,255 @@
+import CCurl
+import Foundation
+import NetworkAgent
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A transport that drives libcurl directly: one multi handle on one thread of its own, connections kept alive and
+/// HTTP/2 multiplexed, streamed bodies with backpressure, per-phase timings.
+///
+/// ```swift
+/// let transport = CurlTransport()
+/// let agent = NetworkAgent(transport: transport)
+/// ```
+///
+/// It keeps the contract of ``NetworkAgent/URLSessionTransport`` (same errors, same redirect policy, same
+/// deadlines) and differs where libcurl allows more:
+/// - bodies arrive as the server sent them: no `Accept-Encoding` is sent and nothing is decompressed (the gzip
+///   plugin sees the compressed bytes, so it can bound inflation and detect truncation);
+/// - a streamed body pauses the transfer when ``Configuration/streamBufferLimit`` bytes wait unread and resumes when
+///   the consumer has read them, so memory stays bounded whatever the body's size; cancelling or dropping the stream
+///   stops the transfer and closes its connection at once;
+/// - each response carries libcurl's phase timings (`URLResponse.transferTimings`): name lookup, connect, TLS,
+///   pre-transfer, first byte and, for a buffered response, total. A streamed response has them up to the first
+///   byte, without the total (it is returned before the body);
+/// - TLS is verified against the system's CA store, or ``Configuration/caBundle``, with an optional pinned public
+///   key; HTTP/2 is negotiated through ALPN.
+///
+/// `URLRequest.timeoutInterval` is the deadline of the whole exchange for ``send(_:)`` and of the response head for
+/// ``stream(_:)``. Request headers go out as set, plus `Host`, libcurl's default `Accept: */*` when the request has
+/// no `Accept`, and a `User-Agent` (`NetworkAgentCurl libcurl/<version>`) when it has none; `Expect: 100-continue`
+/// is never added. A body in `httpBody` or a ``NetworkAgent/FileBackedBodyStream`` is sent with its
+/// `Content-Length` (and sent again on a 307/308, or when a reused connection turns out dead); another
+/// `httpBodyStream` is read in chunks as libcurl sends it, chunked, once.
+///
+/// Each transport owns its engine thread and connections; create one and keep it for the process (or as long as its
+/// connections are worth keeping). Its `deinit` fails what is in flight with a cancellation and stops the thread.
+public final class CurlTransport: HTTPTransport {
+    /// The settings the transport was created with.
+    public let configuration: Configuration
+    private let engine: CurlEngine?
+
+    /// Creates a transport with its own engine thread and connections.
+    ///
+    /// - Parameter configuration: Connection limits, timeouts, TLS, proxy, cookies and redirects.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        engine = CurlRuntime.availability == nil ? CurlEngine(configuration: configuration) : nil
+    }
+
+    deinit {
+        engine?.shutdown()
+    }
+
+    /// The number of times a streamed transfer was paused for a slow consumer so far (for tests).
+    var pauseCount: Int { engine?.pauses.withLock { $0 } ?? 0 }
+
+    /// Sends a request, following redirects, within the request's `timeoutInterval`.
+    ///
+    /// - Parameter request: The request to send.
+    /// - Returns: The body and the final response, whatever its status code.
+    /// - Throws: ``NetworkAgent/NetworkAgentError``: `transport` (with the `URLError` code URLSession would give),
+    ///   `timedOut`, `cancelled`, `redirectFailed`, `invalidTimeout` or `responseTooLarge`; `transport` with a
+    ///   ``CurlTransport/Error`` when libcurl lacks a feature.
+    public func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
+        let engine = try readyEngine()
+        let deadline = try HTTPTransportContext.timeLimit(of: request).map { ContinuousClock.now + $0 }
+        let limit = HTTPTransportContext.maximumResponseBytes.map { max(0, $0) }
+        let progress = HTTPTransportContext.progressHandler
+        var current = request
+        var redirects = 0
+        while true {
+            let outcome = try await perform(
+                current,
+                on: engine,
+                deadline: deadline,
+                streaming: false,
+                limit: limit,
+                progress: progress
+            )
+            HTTPTransportContext.reportResponseHeaders(after: outcome.timeToHeaders)
+            guard
+                let next = try nextHop(
+                    after: current,
+                    response: outcome.response,
+                    redirects: &redirects,
+                    data: outcome.data
+                )
+            else { return (data: outcome.data, response: outcome.response) }
+            current = next
+        }
+    }
+
+    /// Opens a request and returns as soon as the response head arrives, following redirects.
+    ///
+    /// `timeoutInterval` is the deadline for the response head; the body then lasts until the server ends it or the
+    /// consumer stops iterating.
+    ///
+    /// - Parameter request: The request to send.
+    /// - Returns: The response head and its body as a stream of chunks.
+    /// - Throws: What ``send(_:)`` throws; the body's iteration throws `responseTooLarge` when the body grows past
+    ///   the agent's limit.
+    public func stream(_ request: URLRequest) async throws -> HTTPStreamResponse {
+        let engine = try readyEngine()
+        let deadline = try HTTPTransportContext.timeLimit(of: request).map { ContinuousClock.now + $0 }
+        let limit = HTTPTransportContext.maximumResponseBytes.map { max(0, $0) }
+        let progress = HTTPTransportContext.progressHandler
+        var current = request
+        var redirects = 0
+        while true {
+            let outcome = try await perform(
+                current,
+                on: engine,
+                deadline: deadline,
+                streaming: true,
+                limit: limit,
+                progress: progress
+            )
+            HTTPTransportContext.reportResponseHeaders(after: outcome.timeToHeaders)
+            let body = outcome.body ?? HTTPByteStream(data: outcome.data)
+            guard
+                let next = try nextHop(after: current, response: outcome.response, redirects: &redirects, data: nil)
+            else { return HTTPStreamResponse(response: outcome.response, body: body) }
+            current = next
+        }
+    }
+
+    // MARK: - One hop
+
+    private func readyEngine() throws(NetworkAgentError) -> CurlEngine {
+        if let missing = CurlRuntime.availability {
+            throw NetworkAgentError(.transport, missing.description, underlying: missing)
+        }
+        guard let engine else {
+            let error = URLError(.cannotLoadFromNetwork)
+            throw NetworkAgentError(.transport, "libcurl could not create a multi handle", underlying: error)
+        }
+        return engine
+    }
+
+    private func nextHop(
+        after request: URLRequest,
+        response: HTTPURLResponse,
+        redirects: inout Int,
+        data: Data?
+    ) throws(NetworkAgentError) -> URLRequest? {
+        guard configuration.maximumRedirects > 0,
+            let next = try HTTPTransportContext.nextRequest(after: request, response: response)
+        else { return nil }
+        redirects += 1
+        guard redirects <= configuration.maximumRedirects else {
+            throw NetworkAgentError(
+                .redirectFailed,
+                "more than \(configuration.maximumRedirects) redirects",
+                response: response,
+                data: data
+            )
+        }
+        return next
+    }
+
+    private func perform(
+        _ request: URLRequest,
+        on engine: CurlEngine,
+        deadline: ContinuousClock.Instant?,
+        streaming: Bool,
+        limit: Int?,
+        progress: TransferProgress.Handler?
+    ) async throws -> CurlTransfer.Outcome {
+        if Task.isCancelled { throw NetworkAgentError(.cancelled, "the request was cancelled") }
+        let transfer = try makeTransfer(
+            request,
+            deadline: deadline,
+            streaming: streaming,
+            limit: limit,
+            progress: progress
+        )
+        let bufferLimit = configuration.streamBufferLimit
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                transfer.sink = streaming ? .stream(continuation, bufferLimit: bufferLimit) : .collect(continuation)
+                engine.submit(.add(transfer))
+            }
+        } onCancel: {
+            engine.submit(.stop(transfer, .cancelled))
+        }
+    }
+
+    private func makeTransfer(
+        _ request: URLRequest,
+        deadline: ContinuousClock.Instant?,
+        streaming: Bool,
+        limit: Int?,
+        progress: TransferProgress.Handler?
+    ) throws(NetworkAgentError) -> CurlTransfer {
+        guard let url = request.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else {
+            throw HTTPTransportContext.error(for: URLError(.unsupportedURL), request: request)
+        }
+        var timeoutMilliseconds = 0
+        var headDeadline: UInt64?
+        if let deadline {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else { throw HTTPTransportContext.timedOut(request) }
+            if streaming {
+                let nanoseconds = UInt64(clamping: remaining.components.seconds) &* 1_000_000_000
+                headDeadline =
+                    DispatchTime.now().uptimeNanoseconds &+ nanoseconds
+                    &+ UInt64(remaining.components.attoseconds / 1_000_000_000)
+            } else {
+                timeoutMilliseconds = CurlOptions.milliseconds(remaining)
+            }
+        }
+        var sent = request
+        sent.sensitiveHeaderNames = []
+        return CurlTransfer(
+            request: sent,
+            url: url,
+            body: try Self.body(of: request),
+            timeoutMilliseconds: timeoutMilliseconds,
+            headDeadline: headDeadline,
+            maximumResponseBytes: limit,
+            progressHandler: progress
+        )
+    }
+
+    private static func body(of request: URLRequest) throws(NetworkAgentError) -> CurlTransfer.Body {
+        let method = request.httpMethod?.uppercased() ?? "GET"
+        guard method != "GET" && method != "HEAD" else { return .none }
+        if let file = request.httpBodyStream as? FileBackedBodyStream {
+            let fd = open(file.fileURL.path, O_RDONLY | O_CLOEXEC)
+            var status = stat()
+            guard fd >= 0, fstat(fd, &status) == 0 else {
+                if fd >= 0 { close(fd) }
+                throw NetworkAgentError(
+                    .encoding,
+                    "the request body file \(file.fileURL.path) cannot be read (errno \(errno))"
+                )
+            }
+            return .file(fd: fd, size: Int(status.st_size))
+        }
+        if let stream = request.httpBodyStream { return .stream(stream) }
+        if let data = request.httpBody, !data.isEmpty { return .data(data) }
+        return .none
+    }
+}
