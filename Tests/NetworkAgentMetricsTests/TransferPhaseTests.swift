@@ -99,6 +99,32 @@ import FoundationNetworking
         #expect(snapshot.family(Self.family)?.labelNames == ["route", "method", "phase"])
     }
 
+    /// Handlers of the attempts plugin get each attempt's timings, but one registry given both plugins records a
+    /// request's phases once.
+    @Test func attemptsCarryTheirTimingsButPhasesAreRecordedOncePerRequest() async throws {
+        final class Seen: MetricsHandler {
+            let timings = Locked<[HTTPTransferTimings?]>([])
+            func handle(_ observation: MetricsObservation) {
+                if case .attemptFinished(let measurement) = observation {
+                    timings.withLock { $0.append(measurement.transferTimings) }
+                }
+            }
+        }
+        let registry = MetricsRegistry()
+        let seen = Seen()
+        let agent = NetworkAgent(transport: TimedTransport(timings: .reusedConnection))
+        let provider = NetworkAgentProvider<PlainEndpoint>(
+            plugins: [.metrics(registry), .metricsAttempts(registry, forwardingTo: [seen])],
+            agent: agent
+        )
+        _ = try await provider.request(
+            endpoint: PlainEndpoint(baseURL: try #require(URL(string: "https://api.example")), path: "/x")
+        )
+        #expect(seen.timings.withLock { $0 } == [.reusedConnection])
+        let counts = registry.snapshot().family(Self.family)?.samples.map(\.value)
+        #expect(counts == [1, 1, 1])
+    }
+
     @Test func aStreamRecordsItsPhasesAtTheEndWithoutTransfer() async throws {
         var headersOnly = HTTPTransferTimings.reusedConnection
         headersOnly.total = nil  // a streamed response's timings are known at its headers
