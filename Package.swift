@@ -26,6 +26,13 @@ var targets: [Target] = [
     .target(name: "NetworkAgentTesting", dependencies: ["NetworkAgent"]),
     // An in-process HTTP/1.1 server on loopback, for tests and the example's offline mirror. Not a product.
     .target(name: "NetworkAgentTestServer", dependencies: ["NetworkAgent"]),
+    // The transport the over-the-wire tests run on, chosen per process by NETWORKAGENT_TEST_TRANSPORT
+    // (`urlsession` or `curl`; Scripts/test runs both). Not a product: NetworkAgentTesting must not depend on curl.
+    .target(
+        name: "NetworkAgentTestTransports",
+        dependencies: ["NetworkAgent", "NetworkAgentCurl"],
+        path: "Tests/NetworkAgentTestTransports"
+    ),
     // The system zlib, for NetworkAgentGzip.
     .systemLibrary(
         name: "CZlib",
@@ -50,7 +57,10 @@ for plugin in plugins {
     targets.append(
         .testTarget(
             name: "\(plugin.name)Tests",
-            dependencies: [.target(name: plugin.name), "NetworkAgentTesting", "NetworkAgentTestServer"]
+            dependencies: [
+                .target(name: plugin.name), "NetworkAgentTesting", "NetworkAgentTestServer",
+                "NetworkAgentTestTransports",
+            ]
         )
     )
 }
@@ -110,7 +120,7 @@ targets.append(
 targets += [
     .testTarget(
         name: "NetworkAgentTests",
-        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer"]
+        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer", "NetworkAgentTestTransports"]
     ),
     .testTarget(name: "NetworkAgentTestingTests", dependencies: ["NetworkAgentTesting"]),
     .testTarget(name: "NetworkAgentTestServerTests", dependencies: ["NetworkAgentTestServer", "NetworkAgent"]),
@@ -118,7 +128,14 @@ targets += [
     // Against real peers (httpbin, nginx) started by Scripts/interop/start; skipped by name when they are not up.
     .testTarget(
         name: "NetworkAgentInteropTests",
-        dependencies: ["NetworkAgent", "NetworkAgentCurl", "NetworkAgentTestServer"]
+        dependencies: ["NetworkAgent", "NetworkAgentCurl", "NetworkAgentTestServer", "NetworkAgentTestTransports"]
+            + plugins.map { .target(name: $0.name) }
+    ),
+    // Every plugin against every kind of exchange over the loopback server: one parameterised test on the transport
+    // of TestTransport (NETWORKAGENT_TEST_TRANSPORT), so it runs on both transports.
+    .testTarget(
+        name: "NetworkAgentMatrixTests",
+        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer", "NetworkAgentTestTransports"]
             + plugins.map { .target(name: $0.name) }
     ),
     // Writes cache entries in a loop until killed: the child process of the disk cache's crash test. Not a product.

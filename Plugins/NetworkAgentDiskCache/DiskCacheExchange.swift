@@ -255,12 +255,13 @@ struct DiskCacheExchange: Sendable {
         return (Data(), response)
     }
 
-    /// A network response with the status header added.
+    /// A network response with the status header added, keeping the transport's `transferTimings`.
     private func annotate(_ response: HTTPURLResponse, status: CacheStatus) -> URLResponse {
         guard let header = plugin.configuration.statusHeader, let url = response.url else { return response }
         var headers = Self.headerFields(of: response)
         headers[header] = status.rawValue
-        return HTTPURLResponse(
+        return HTTPURLResponse.withTransferTimings(
+            response.transferTimings,
             url: url,
             statusCode: response.statusCode,
             httpVersion: "HTTP/1.1",

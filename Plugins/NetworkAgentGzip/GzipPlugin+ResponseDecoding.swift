@@ -99,7 +99,8 @@ extension GzipPlugin {
         }
     }
 
-    /// A copy of `response` without `Content-Encoding` and, if it had a `Content-Length`, with `bodySize` in it.
+    /// A copy of `response` without `Content-Encoding` and, if it had a `Content-Length`, with `bodySize` in it. It
+    /// keeps the transport's `transferTimings`, which an outer metrics plugin records.
     static func normalized(_ response: HTTPURLResponse, bodySize: Int) -> HTTPURLResponse {
         var fields: [String: String] = [:]
         var hadLength = false
@@ -120,7 +121,8 @@ extension GzipPlugin {
             fields["Content-Length"] = "\(bodySize)"
         }
         guard let url = response.url,
-            let copy = HTTPURLResponse(
+            let copy = HTTPURLResponse.withTransferTimings(
+                response.transferTimings,
                 url: url,
                 statusCode: response.statusCode,
                 httpVersion: "HTTP/1.1",

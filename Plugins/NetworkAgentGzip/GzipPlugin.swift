@@ -40,7 +40,7 @@ public struct GzipPlugin: NetworkAgentPlugin {
     /// its time.
     public static let defaultLevel = 6
 
-    /// The `Accept-Encoding` value added to requests sent through a transport other than
+    /// The `Accept-Encoding` value added to buffered requests sent through a transport other than
     /// ``/NetworkAgent/URLSessionTransport`` when they have none: `gzip, deflate` (RFC 9110, section 12.5.3).
     ///
     /// URLSession is left alone: libcurl already advertises `deflate, gzip, br, zstd` on Linux and decodes them all.
@@ -131,7 +131,8 @@ public struct GzipPlugin: NetworkAgentPlugin {
         try compressBody(of: request)
     }
 
-    /// Adds `Accept-Encoding` for transports other than URLSession, then decodes the response.
+    /// Adds `Accept-Encoding` for transports other than URLSession (to buffered calls only: a streamed body reaches
+    /// the caller without passing through the plugin), then decodes the response.
     ///
     /// - Parameters:
     ///   - request: The request to send.
@@ -148,7 +149,8 @@ public struct GzipPlugin: NetworkAgentPlugin {
     ) async throws -> (data: Data, response: URLResponse) {
         let transportDecodes = next.agent.transport is URLSessionTransport
         var request = request
-        if !transportDecodes && request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
+        // A streamed body goes to the caller without passing through here, so it is never asked for compressed.
+        if !transportDecodes && !next.isStreaming && request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
             request.setValue(Self.acceptEncoding, forHTTPHeaderField: "Accept-Encoding")
         }
         let (data, response) = try await next(request)

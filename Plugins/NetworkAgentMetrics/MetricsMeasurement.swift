@@ -14,6 +14,12 @@ public struct MetricsMeasurement: Hashable, Sendable {
     public var requestBodyBytes: Int?
     /// The size of the response body, or `nil` when there was no response.
     public var responseBodyBytes: Int?
+    /// The per-phase timings the transport put on the response (`URLResponse.transferTimings`), or
+    /// `nil` when it measured none (``/NetworkAgent/URLSessionTransport`` never does) or there was no response.
+    ///
+    /// For a request they are those of the exchange it ended with: the last attempt's, and of a redirected
+    /// request the last hop's. ``MetricsRegistry`` records them per ``MetricsTransferPhase`` for requests only.
+    public var transferTimings: HTTPTransferTimings?
 
     /// Creates a measurement.
     ///
@@ -24,13 +30,15 @@ public struct MetricsMeasurement: Hashable, Sendable {
     ///   - duration: How long it took.
     ///   - requestBodyBytes: The request body size, if known.
     ///   - responseBodyBytes: The response body size, if there was a response.
+    ///   - transferTimings: The response's per-phase timings, if the transport measured them.
     public init(
         labels: MetricsLabels,
         statusCode: Int?,
         outcome: MetricsOutcome,
         duration: Duration,
         requestBodyBytes: Int?,
-        responseBodyBytes: Int?
+        responseBodyBytes: Int?,
+        transferTimings: HTTPTransferTimings? = nil
     ) {
         self.labels = labels
         self.statusCode = statusCode
@@ -38,6 +46,7 @@ public struct MetricsMeasurement: Hashable, Sendable {
         self.duration = duration
         self.requestBodyBytes = requestBodyBytes
         self.responseBodyBytes = responseBodyBytes
+        self.transferTimings = transferTimings
     }
 
     /// The `status_class` label: `1xx` … `5xx`, `none` without an HTTP response, `other` for a status outside

@@ -26,6 +26,10 @@ import FoundationNetworking
 /// - per attempt (``Level/attempts``): the same for each call of the rest of the chain, which the innermost
 ///   position makes one network attempt.
 ///
+/// When the transport measured per-phase timings (`URLResponse.transferTimings`, e.g. a libcurl
+/// transport; never ``/NetworkAgent/URLSessionTransport``), every measurement carries those of its response, and a
+/// ``MetricsRegistry`` records the request's as one histogram per ``MetricsTransferPhase``.
+///
 /// Labels are low-cardinality by construction: the route comes from the endpoint (``MetricsRouteNaming`` or the enum
 /// case name, never the URL), the method, the status class and the outcome.
 ///
@@ -168,7 +172,8 @@ public struct MetricsPlugin: NetworkAgentPlugin {
                 outcome: outcome,
                 duration: elapsed() - start,
                 requestBodyBytes: requestBodyBytes,
-                responseBodyBytes: end.bytes
+                responseBodyBytes: end.bytes,
+                transferTimings: http.transferTimings
             )
             Self.report(observation(measurement), to: handlers)
         }
@@ -203,7 +208,8 @@ public struct MetricsPlugin: NetworkAgentPlugin {
             outcome: MetricsOutcome(response: result.response),
             duration: elapsed() - start,
             requestBodyBytes: requestBodyBytes,
-            responseBodyBytes: result.data.count
+            responseBodyBytes: result.data.count,
+            transferTimings: result.response.transferTimings
         )
     }
 
@@ -220,7 +226,8 @@ public struct MetricsPlugin: NetworkAgentPlugin {
             outcome: MetricsOutcome(error: error),
             duration: elapsed() - start,
             requestBodyBytes: requestBodyBytes,
-            responseBodyBytes: failure?.response == nil ? nil : failure?.data?.count ?? 0
+            responseBodyBytes: failure?.response == nil ? nil : failure?.data?.count ?? 0,
+            transferTimings: failure?.response?.transferTimings
         )
     }
 

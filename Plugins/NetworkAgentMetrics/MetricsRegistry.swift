@@ -62,19 +62,52 @@ public final class MetricsRegistry: MetricsHandler {
         }
     }
 
-    /// Counts the request, observes its duration and body sizes, and adds its duration to the latency windows.
+    /// A transfer phase's duration with its bucket, worked out before the lock.
+    private struct BucketedPhase {
+        /// The phase's position in ``MetricsTransferPhase/inOrder``.
+        let index: Int
+        let value: Bucketed
+    }
+
+    /// Counts the request, observes its duration, body sizes and transfer phases, and adds its duration to the
+    /// latency windows.
     private func recordRequest(_ measurement: MetricsMeasurement) {
         let key = OutcomeKey(measurement)
         let route = RouteKey(measurement.labels)
         let duration = Bucketed(measurement.seconds, in: configuration.durationBuckets)
         let sent = measurement.requestBodyBytes.map { Bucketed(Double($0), in: configuration.sizeBuckets) }
         let received = measurement.responseBodyBytes.map { Bucketed(Double($0), in: configuration.sizeBuckets) }
-        state.withLock { state in
-            state.requests.add(1, to: key, limit: configuration.maximumSeriesPerMetric)
-            observe(duration, in: &state.requestDuration, route: route)
-            if let sent { observe(sent, in: &state.requestBodyBytes, route: route) }
-            if let received { observe(received, in: &state.responseBodyBytes, route: route) }
-            addToWindows(duration.value, route: route, in: &state)
+        // At most one value per phase, on the stack: a response without timings (URLSession's) costs one nil check.
+        let phases = MetricsTransferPhase.inOrder
+        withUnsafeTemporaryAllocation(of: BucketedPhase.self, capacity: phases.count) { buffer in
+            var phaseCount = 0
+            if let timings = measurement.transferTimings {
+                for (index, phase) in phases.enumerated() {
+                    guard let seconds = phase.duration(in: timings)?.timeInterval else { continue }
+                    let value = Bucketed(seconds, in: configuration.phaseBuckets)
+                    buffer.initializeElement(at: phaseCount, to: BucketedPhase(index: index, value: value))
+                    phaseCount += 1
+                }
+            }
+            defer { buffer.prefix(phaseCount).deinitialize() }
+            state.withLock { state in
+                state.requests.add(1, to: key, limit: configuration.maximumSeriesPerMetric)
+                observe(duration, in: &state.requestDuration, route: route)
+                if let sent { observe(sent, in: &state.requestBodyBytes, route: route) }
+                if let received { observe(received, in: &state.responseBodyBytes, route: route) }
+                if phaseCount > 0 {
+                    state.transferPhases.update(
+                        key: route,
+                        bucketCount: configuration.phaseBuckets.count,
+                        limit: configuration.maximumSeriesPerMetric
+                    ) { histograms in
+                        for observed in buffer.prefix(phaseCount) {
+                            histograms[observed.index].record(observed.value.value, bucket: observed.value.bucket)
+                        }
+                    }
+                }
+                addToWindows(duration.value, route: route, in: &state)
+            }
         }
     }
 

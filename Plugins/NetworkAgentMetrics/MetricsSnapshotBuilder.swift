@@ -4,6 +4,7 @@ struct MetricsSnapshotBuilder {
 
     private static let routeLabels = ["route", "method"]
     private static let outcomeLabels = ["route", "method", "status_class", "outcome"]
+    private static let phaseLabels = ["route", "method", "phase"]
 
     func build(_ state: MetricsState, inFlight: Int) -> MetricsSnapshot {
         MetricsSnapshot(
@@ -55,6 +56,15 @@ struct MetricsSnapshotBuilder {
                     + "redirect hops).",
                 state.responseHeaders,
                 durations
+            ),
+            histogram(
+                "networkagent_transfer_phase_seconds",
+                "Duration of each phase of the transfer a request ended with (dns, connect, tls, pretransfer, "
+                    + "first_byte, transfer), when the transport measures them; phases that did not happen are left "
+                    + "out.",
+                state.transferPhases.series,
+                configuration.phaseBuckets,
+                labelNames: Self.phaseLabels
             ),
         ]
     }
@@ -140,11 +150,12 @@ struct MetricsSnapshotBuilder {
         return MetricsSnapshot.Family(name: name, help: help, kind: .counter, labelNames: labelNames, samples: samples)
     }
 
-    private func histogram(
+    private func histogram<Key: SeriesKey>(
         _ name: String,
         _ help: String,
-        _ series: HistogramSeries<RouteKey>,
-        _ bounds: [Double]
+        _ series: HistogramSeries<Key>,
+        _ bounds: [Double],
+        labelNames: [String] = MetricsSnapshotBuilder.routeLabels
     ) -> MetricsSnapshot.Family {
         let samples = series.values
             .map { (values: $0.key.labelValues, data: $0.value) }
@@ -163,7 +174,7 @@ struct MetricsSnapshotBuilder {
                     count: entry.data.count
                 )
                 return MetricsSnapshot.Sample(
-                    labels: labels(Self.routeLabels, entry.values),
+                    labels: labels(labelNames, entry.values),
                     value: Double(entry.data.count),
                     histogram: histogram
                 )
@@ -172,7 +183,7 @@ struct MetricsSnapshotBuilder {
             name: name,
             help: help,
             kind: .histogram,
-            labelNames: Self.routeLabels,
+            labelNames: labelNames,
             samples: samples
         )
     }

@@ -52,6 +52,15 @@ struct RouteResultKey: SeriesKey {
     var labelValues: [String] { [route, method, result] }
 }
 
+struct PhaseKey: SeriesKey {
+    var route: String
+    var method: String
+    var phase: String
+
+    static let overflow = PhaseKey(route: overflowLabel, method: overflowLabel, phase: overflowLabel)
+    var labelValues: [String] { [route, method, phase] }
+}
+
 struct ResultKey: SeriesKey {
     var result: String
 
@@ -107,6 +116,40 @@ extension HistogramData {
     }
 }
 
+/// The transfer phase histograms: per route and method, one histogram per phase in
+/// ``MetricsTransferPhase/inOrder`` order, so that recording a request's phases is one dictionary lookup. The series
+/// limit counts routes and methods, as for the other families.
+struct PhaseSeries: Sendable {
+    var values: [RouteKey: [HistogramData]] = [:]
+
+    /// Records values into the histograms of `key` (the overflow key once `limit` routes are held).
+    ///
+    /// - Parameter record: Called once with the route's histograms, one per phase, to record into.
+    mutating func update(key: RouteKey, bucketCount: Int, limit: Int, _ record: (inout [HistogramData]) -> Void) {
+        let key = values.count < limit || values[key] != nil ? key : .overflow
+        record(
+            &values[
+                key,
+                default: Array(
+                    repeating: HistogramData(bucketCount: bucketCount),
+                    count: MetricsTransferPhase.inOrder.count
+                )
+            ]
+        )
+    }
+
+    /// Every histogram that holds an observation, under its route, method and phase labels.
+    var series: HistogramSeries<PhaseKey> {
+        var series = HistogramSeries<PhaseKey>()
+        for (route, histograms) in values {
+            for (phase, data) in zip(MetricsTransferPhase.inOrder, histograms) where data.count > 0 {
+                series.values[PhaseKey(route: route.route, method: route.method, phase: phase.rawValue)] = data
+            }
+        }
+        return series
+    }
+}
+
 /// The most recent values, up to a capacity, in a ring.
 struct Window: Sendable {
     var values: [Double] = []
@@ -155,6 +198,7 @@ struct MetricsState: Sendable {
     var requestBodyBytes = HistogramSeries<RouteKey>()
     var responseBodyBytes = HistogramSeries<RouteKey>()
     var responseHeaders = HistogramSeries<RouteKey>()
+    var transferPhases = PhaseSeries()
     var attempts = CounterSeries<OutcomeKey>()
     var attemptDuration = HistogramSeries<RouteKey>()
     var attemptRequestBodyBytes = CounterSeries<RouteKey>()

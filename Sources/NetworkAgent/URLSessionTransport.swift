@@ -100,7 +100,7 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     /// Tasks started and not yet completed.
-    var activeTaskCount: Int { delegate.activeTaskCount }
+    package var activeTaskCount: Int { delegate.activeTaskCount }
 
     /// Sends a request, following redirects, within the request's `timeoutInterval`.
     ///

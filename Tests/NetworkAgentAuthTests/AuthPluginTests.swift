@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import Testing
 
@@ -13,7 +14,10 @@ import FoundationNetworking
 @Suite struct AuthPluginTests {
     @Test func bearerArrivesAsTheServerExpects() async throws {
         let server = try LoopbackServer { request in .text(request.header("Authorization") ?? "none") }
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [.auth(.bearer("abc.def-ghi"))])
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [.auth(.bearer("abc.def-ghi"))],
+            agent: TestTransport.agent()
+        )
         let (data, _) = try await provider.request(endpoint: AuthEndpoint(baseURL: server.baseURL))
         #expect(String(decoding: data, as: UTF8.self) == "Bearer abc.def-ghi")
     }
@@ -26,7 +30,7 @@ import FoundationNetworking
             return .text(String(decoding: decoded, as: UTF8.self))
         }
         let credential = Credential.basic(username: "Ann Lee", password: "pä:ss wörd")
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [.auth(credential)])
+        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [.auth(credential)], agent: TestTransport.agent())
         let (data, response) = try await provider.request(endpoint: AuthEndpoint(baseURL: server.baseURL))
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(String(decoding: data, as: UTF8.self) == "Ann Lee:pä:ss wörd")
@@ -34,18 +38,24 @@ import FoundationNetworking
 
     @Test func aCustomHeaderArrives() async throws {
         let server = try LoopbackServer { request in .text(request.header("X-API-Key") ?? "none") }
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [
-            .auth(.header(name: "X-API-Key", value: "k-123"))
-        ])
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [
+                .auth(.header(name: "X-API-Key", value: "k-123"))
+            ],
+            agent: TestTransport.agent()
+        )
         let (data, _) = try await provider.request(endpoint: AuthEndpoint(baseURL: server.baseURL))
         #expect(String(decoding: data, as: UTF8.self) == "k-123")
     }
 
     @Test func aQueryParameterArrivesEncodedBesideTheEndpointsOwn() async throws {
         let server = try LoopbackServer { _ in .text("") }
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [
-            .auth(.query(name: "api_key", value: "a&b=c d+é"))
-        ])
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [
+                .auth(.query(name: "api_key", value: "a&b=c d+é"))
+            ],
+            agent: TestTransport.agent()
+        )
         let endpoint = AuthEndpoint(
             baseURL: server.baseURL,
             path: "/items",
@@ -60,7 +70,10 @@ import FoundationNetworking
     @Test func theAsyncProviderIsAskedPerRequestAndNilSendsNothing() async throws {
         let server = try LoopbackServer { request in .text(request.header("Authorization") ?? "none") }
         let counting = CountingProvider(nil)
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [.auth(counting.provide)])
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [.auth(counting.provide)],
+            agent: TestTransport.agent()
+        )
         for _ in 0..<3 {
             let (data, _) = try await provider.request(endpoint: AuthEndpoint(baseURL: server.baseURL))
             #expect(String(decoding: data, as: UTF8.self) == "none")
@@ -71,7 +84,10 @@ import FoundationNetworking
     @Test func providerErrorsPassThroughAndNothingIsSent() async throws {
         struct Locked: Error {}
         let server = try LoopbackServer { _ in .text("") }
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [.auth { throw Locked() }])
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [.auth { throw Locked() }],
+            agent: TestTransport.agent()
+        )
         await #expect(throws: Locked.self) {
             try await provider.request(endpoint: AuthEndpoint(baseURL: server.baseURL))
         }
@@ -81,7 +97,10 @@ import FoundationNetworking
     @Test func anEndpointCanOptOut() async throws {
         let server = try LoopbackServer { request in .text(request.header("Authorization") ?? "none") }
         let counting = CountingProvider(.bearer("t"))
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [.auth(counting.provide)])
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [.auth(counting.provide)],
+            agent: TestTransport.agent()
+        )
         let login = AuthEndpoint(baseURL: server.baseURL, path: "/login", authorization: .none)
         let (data, _) = try await provider.request(endpoint: login)
         #expect(String(decoding: data, as: UTF8.self) == "none")
@@ -95,7 +114,10 @@ import FoundationNetworking
             .text("\(request.header("Authorization") ?? "-") \(request.header("X-Legacy-Key") ?? "-")")
         }
         let counting = CountingProvider(.bearer("t"))
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [.auth(counting.provide)])
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [.auth(counting.provide)],
+            agent: TestTransport.agent()
+        )
         let legacy = AuthEndpoint(
             baseURL: server.baseURL,
             authorization: .credential(.header(name: "X-Legacy-Key", value: "old"))
@@ -107,7 +129,7 @@ import FoundationNetworking
 
     @Test func endpointsThatDoNotAdoptTheProtocolGetTheDefault() async throws {
         let server = try LoopbackServer { request in .text(request.header("Authorization") ?? "none") }
-        let provider = NetworkAgentProvider<PlainEndpoint>(plugins: [.auth(.bearer("t"))])
+        let provider = NetworkAgentProvider<PlainEndpoint>(plugins: [.auth(.bearer("t"))], agent: TestTransport.agent())
         let (data, _) = try await provider.request(endpoint: PlainEndpoint(baseURL: server.baseURL))
         #expect(String(decoding: data, as: UTF8.self) == "Bearer t")
     }
@@ -117,7 +139,10 @@ import FoundationNetworking
             .text("\(request.headerValues("Authorization")) \(request.header("X-API-Key") ?? "-")")
         }
         let counting = CountingProvider(.header(name: "X-API-Key", value: "k"))
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [.auth(counting.provide)])
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [.auth(counting.provide)],
+            agent: TestTransport.agent()
+        )
         let endpoint = AuthEndpoint(baseURL: server.baseURL, headers: ["Authorization": "Token mine"])
         let (data, _) = try await provider.request(endpoint: endpoint)
         #expect(String(decoding: data, as: UTF8.self) == #"["Token mine"] -"#)
@@ -126,9 +151,12 @@ import FoundationNetworking
 
     @Test func anExistingHeaderOfTheCredentialsNameWins() async throws {
         let server = try LoopbackServer { request in .text("\(request.headerValues("X-API-Key"))") }
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [
-            .auth(.header(name: "X-API-Key", value: "plugin"))
-        ])
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [
+                .auth(.header(name: "X-API-Key", value: "plugin"))
+            ],
+            agent: TestTransport.agent()
+        )
         let endpoint = AuthEndpoint(baseURL: server.baseURL, headers: ["x-api-key": "endpoint"])
         let (data, _) = try await provider.request(endpoint: endpoint)
         #expect(String(decoding: data, as: UTF8.self) == #"["endpoint"]"#)
@@ -137,9 +165,12 @@ import FoundationNetworking
     @Test func anotherOriginNeverReceivesTheCredential() async throws {
         let other = try LoopbackServer { request in .text(request.header("Authorization") ?? "none") }
         let home = try LoopbackServer { _ in .text("home") }
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [
-            Redirector(target: other.baseURL), .auth(.bearer("t")),
-        ])
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [
+                Redirector(target: other.baseURL), .auth(.bearer("t")),
+            ],
+            agent: TestTransport.agent()
+        )
         let (data, _) = try await provider.request(endpoint: AuthEndpoint(baseURL: home.baseURL))
         #expect(String(decoding: data, as: UTF8.self) == "none")
         #expect(other.requestCount == 1)
@@ -150,9 +181,12 @@ import FoundationNetworking
     @Test func anAllowedOriginReceivesTheCredential() async throws {
         let other = try LoopbackServer { request in .text(request.header("Authorization") ?? "none") }
         let home = try LoopbackServer { _ in .text("home") }
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [
-            Redirector(target: other.baseURL), .auth(.bearer("t"), additionalOrigins: [other.baseURL]),
-        ])
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [
+                Redirector(target: other.baseURL), .auth(.bearer("t"), additionalOrigins: [other.baseURL]),
+            ],
+            agent: TestTransport.agent()
+        )
         let (data, _) = try await provider.request(endpoint: AuthEndpoint(baseURL: home.baseURL))
         #expect(String(decoding: data, as: UTF8.self) == "Bearer t")
     }
@@ -164,7 +198,7 @@ import FoundationNetworking
                 ? ServerResponse(status: 302, headers: [("Location", other.baseURL.absoluteString + "/landed")])
                 : .text("home")
         }
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [.auth(.bearer("t"))])
+        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [.auth(.bearer("t"))], agent: TestTransport.agent())
         let (data, _) = try await provider.request(endpoint: AuthEndpoint(baseURL: home.baseURL, path: "/go"))
         #expect(String(decoding: data, as: UTF8.self) == "none")
         #expect(home.requests.first?.header("Authorization") == "Bearer t")
@@ -175,9 +209,12 @@ import FoundationNetworking
         let home = try LoopbackServer { _ in .text("") }
         let other = try LoopbackServer { request in .text(request.header("Authorization") ?? "none") }
         let sameHostOtherPort = try #require(URL(string: "http://127.0.0.1:\(other.port)"))
-        let provider = NetworkAgentProvider<AuthEndpoint>(plugins: [
-            Redirector(target: sameHostOtherPort), .auth(.bearer("t")),
-        ])
+        let provider = NetworkAgentProvider<AuthEndpoint>(
+            plugins: [
+                Redirector(target: sameHostOtherPort), .auth(.bearer("t")),
+            ],
+            agent: TestTransport.agent()
+        )
         let (data, _) = try await provider.request(endpoint: AuthEndpoint(baseURL: home.baseURL))
         #expect(String(decoding: data, as: UTF8.self) == "none")
     }

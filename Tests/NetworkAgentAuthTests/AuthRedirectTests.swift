@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import Testing
 
@@ -30,7 +31,7 @@ import FoundationNetworking
         let (origin, other) = try servers(status: status)
         let provider = NetworkAgentProvider<AuthEndpoint>(
             plugins: [.auth(.header(name: "X-API-Key", value: "k-123"))],
-            agent: NetworkAgent(transport: URLSessionTransport())
+            agent: NetworkAgent(transport: TestTransport.make())
         )
 
         _ = try await provider.request(endpoint: AuthEndpoint(baseURL: origin.baseURL, path: "/away"))

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 #if canImport(Glibc)
@@ -164,7 +165,7 @@ import FoundationNetworking
         let server = try LoopbackServer { _ in .text("alive", headers: [("Cache-Control", "max-age=60")]) }
         defer { server.stop() }
         let plugin = try DiskCachePlugin(directory: directory.url)
-        let provider = NetworkAgentProvider<CacheEndpoint>(plugins: [plugin])
+        let provider = NetworkAgentProvider<CacheEndpoint>(plugins: [plugin], agent: TestTransport.agent())
         let endpoint = CacheEndpoint(baseURL: server.baseURL, path: "/alive")
         _ = try await provider.request(endpoint: endpoint)
         let (data, response) = try await provider.request(endpoint: endpoint)

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -50,7 +51,7 @@ import FoundationNetworking
         configuration.sensitiveHeaders = ["X-API-Key"]
         let provider = NetworkAgentProvider<CacheEndpoint>(
             plugins: [cache.plugin],
-            agent: NetworkAgent(transport: URLSessionTransport.shared, configuration: configuration)
+            agent: TestTransport.agent(configuration: configuration)
         )
         func get(key: String) async throws -> String {
             let headers = ["Accept": "text/plain", "X-API-Key": key]

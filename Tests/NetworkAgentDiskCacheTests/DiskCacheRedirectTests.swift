@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import Testing
 
@@ -99,7 +100,7 @@ import FoundationNetworking
     static func notFollowing(_ cache: CacheHarness) -> NetworkAgentProvider<CacheEndpoint> {
         NetworkAgentProvider(
             plugins: [cache.plugin],
-            agent: NetworkAgent(transport: URLSessionTransport(maximumRedirects: 0))
+            agent: NetworkAgent(transport: TestTransport.make(maximumRedirects: 0))
         )
     }
 

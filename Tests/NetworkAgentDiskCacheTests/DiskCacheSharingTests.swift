@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 #if canImport(Glibc)
@@ -27,9 +28,14 @@ import FoundationNetworking
         let second = try DiskCachePlugin(directory: directory.url.appendingPathComponent("."))
         let endpoint = CacheEndpoint(baseURL: server.baseURL, path: "/shared")
 
-        _ = try await NetworkAgentProvider<CacheEndpoint>(plugins: [first]).request(endpoint: endpoint)
-        let (data, response) = try await NetworkAgentProvider<CacheEndpoint>(plugins: [second])
-            .request(endpoint: endpoint)
+        _ = try await NetworkAgentProvider<CacheEndpoint>(plugins: [first], agent: TestTransport.agent()).request(
+            endpoint: endpoint
+        )
+        let (data, response) = try await NetworkAgentProvider<CacheEndpoint>(
+            plugins: [second],
+            agent: TestTransport.agent()
+        )
+        .request(endpoint: endpoint)
         #expect(String(decoding: data, as: UTF8.self) == "shared")
         #expect(CacheStatus(response: response) == .hit)
         #expect(server.requestCount == 1)

@@ -8,6 +8,9 @@ import Testing
 import FoundationNetworking
 #endif
 
+/// How URLSessionTransport's response limit stops a bomb that libcurl inflates inside FoundationNetworking, before
+/// the plugin sees a byte: on URLSessionTransport in every run. (CurlTransport hands the compressed bytes to the
+/// plugin, whose own limits stop the bomb; its tests cover that.)
 @Suite("Gzip bombs on the URLSession transport")
 struct GzipTransportLimitTests {
     /// 64 MiB of zeros, gzip-compressed to about 64 KiB; libcurl inflates it before any plugin sees a byte.

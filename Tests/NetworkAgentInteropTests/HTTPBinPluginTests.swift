@@ -5,6 +5,7 @@ import NetworkAgentDiskCache
 import NetworkAgentGzip
 import NetworkAgentRetry
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -17,7 +18,7 @@ struct HTTPBinPluginTests {
     let base = Interop.httpbin ?? URL(fileURLWithPath: "/")
 
     func provider(_ plugins: [any NetworkAgentPlugin]) -> NetworkAgentProvider<PeerEndpoint> {
-        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: URLSessionTransport()))
+        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: TestTransport.make()))
     }
 
     func status(_ response: URLResponse) -> Int? { (response as? HTTPURLResponse)?.statusCode }

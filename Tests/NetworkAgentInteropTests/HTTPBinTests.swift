@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -11,7 +12,7 @@ import FoundationNetworking
 @Suite(.enabled(if: Interop.httpbin != nil, "httpbin is not running (Scripts/interop/start)"))
 struct HTTPBinTests {
     let base = Interop.httpbin ?? URL(fileURLWithPath: "/")
-    let agent = NetworkAgent(transport: URLSessionTransport())
+    let agent = NetworkAgent(transport: TestTransport.make())
     let decoder = JSONDecoder()
 
     func call(_ endpoint: PeerEndpoint) async throws -> (Data, HTTPURLResponse) {
@@ -76,7 +77,7 @@ struct HTTPBinTests {
         try Data(repeating: UInt8(ascii: "x"), count: 10 << 20).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let agent = NetworkAgent(
-            transport: URLSessionTransport(),
+            transport: TestTransport.make(),
             configuration: .init(multipartMemoryThreshold: 1 << 20)
         )
         let (data, _) = try await agent.request(
@@ -156,10 +157,16 @@ struct HTTPBinTests {
         #expect(error?.code == .timedOut)
     }
 
-    /// Each path and the flag httpbin sets in the JSON it compresses.
-    @Test(arguments: [("/gzip", "gzipped"), ("/deflate", "deflated"), ("/brotli", "brotli")])
-    func compressedResponsesArriveDecoded(path: String, flag: String) async throws {
-        let (data, _) = try await call(PeerEndpoint(baseURL: base, path: path))
+    /// Each path, the flag httpbin sets in the JSON it compresses, and its `Content-Encoding`. Without the gzip
+    /// plugin: libcurl under URLSessionTransport decodes all three; CurlTransport hands them over as sent.
+    @Test(arguments: [("/gzip", "gzipped", "gzip"), ("/deflate", "deflated", "deflate"), ("/brotli", "brotli", "br")])
+    func compressedResponsesArriveAsTheTransportPromises(path: String, flag: String, encoding: String) async throws {
+        let (data, response) = try await call(PeerEndpoint(baseURL: base, path: path))
+        if TestTransport.kind == .curl {
+            #expect(response.value(forHTTPHeaderField: "Content-Encoding") == encoding)
+            #expect((try? JSONSerialization.jsonObject(with: data)) == nil, "\(path) arrived decoded")
+            return
+        }
         let object = try #require(
             try JSONSerialization.jsonObject(with: data) as? [String: Any],
             "\(path) did not decode to JSON"

@@ -20,7 +20,8 @@ import FoundationNetworking
 /// 28,000 requests — so "flat" cannot be asked of any client built on it. The test alternates rounds of raw
 /// URLSession requests and full-chain requests in one process and checks that the chain's rounds grow no more than
 /// the raw rounds do. Memory is read for the whole process, so this runs only in the pass of its own that
-/// `Scripts/test` starts with `NETWORKAGENT_MEMORY_TESTS=1` (in the shared pass it is reported as skipped).
+/// `Scripts/test` starts with `NETWORKAGENT_MEMORY_TESTS=1` (in the shared pass it is reported as skipped). It
+/// compares against raw URLSession, so the chain runs on URLSessionTransport whatever `TestTransport.kind` is.
 @Suite(.serialized) struct LoadTests {
     static let isolated = ProcessInfo.processInfo.environment["NETWORKAGENT_MEMORY_TESTS"] == "1"
 

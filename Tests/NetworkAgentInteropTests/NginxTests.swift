@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentDiskCache
 import NetworkAgentGzip
+import NetworkAgentTestTransports
 import NetworkAgentTokenRefresh
 import Testing
 
@@ -17,7 +18,7 @@ struct NginxTests {
     let base = Interop.nginx ?? URL(fileURLWithPath: "/")
 
     func provider(_ plugins: [any NetworkAgentPlugin]) -> NetworkAgentProvider<PeerEndpoint> {
-        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: URLSessionTransport()))
+        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: TestTransport.make()))
     }
 
     @Test func gzippedStaticJSONArrivesDecodedWithConsistentHeaders() async throws {
@@ -48,7 +49,7 @@ struct NginxTests {
     }
 
     @Test func conditionalRequestsGet304() async throws {
-        let agent = NetworkAgent(transport: URLSessionTransport())
+        let agent = NetworkAgent(transport: TestTransport.make())
         let (_, response) = try await agent.request(PeerEndpoint(baseURL: base, path: "/plain/data.json"))
         let http = try #require(response as? HTTPURLResponse)
         let etag = try #require(http.value(forHTTPHeaderField: "ETag"))

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentLogging
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -10,10 +11,7 @@ import FoundationNetworking
 
 /// The logging plugin over the wire: what each level writes, the structured records, events, failures.
 @Suite struct LoggingPluginTests {
-    let agent = NetworkAgent(
-        transport: URLSessionTransport.shared,
-        configuration: NetworkAgentConfiguration(userAgent: "test-agent")
-    )
+    let agent = TestTransport.agent(configuration: NetworkAgentConfiguration(userAgent: "test-agent"))
 
     func provider(_ plugins: [any NetworkAgentPlugin]) -> NetworkAgentProvider<TestEndpoint> {
         NetworkAgentProvider(plugins: plugins, agent: agent)

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentLogging
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -10,7 +11,7 @@ import FoundationNetworking
 
 /// The logging plugin on streamed exchanges.
 @Suite struct LoggingStreamTests {
-    let agent = NetworkAgent(transport: URLSessionTransport())
+    let agent = NetworkAgent(transport: TestTransport.make())
 
     @Test("17.1 a streamed response is logged with the bytes streamed when it ends")
     func streamEndIsLoggedWithItsByteCount() async throws {

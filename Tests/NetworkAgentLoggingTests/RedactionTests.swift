@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentLogging
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -10,10 +11,7 @@ import FoundationNetworking
 
 /// Every redaction rule, over the wire and in every case variant of the names.
 @Suite struct RedactionTests {
-    let agent = NetworkAgent(
-        transport: URLSessionTransport.shared,
-        configuration: NetworkAgentConfiguration(userAgent: "test-agent")
-    )
+    let agent = TestTransport.agent(configuration: NetworkAgentConfiguration(userAgent: "test-agent"))
 
     /// Runs one call with logging at `.body` and returns the collected records.
     func log(

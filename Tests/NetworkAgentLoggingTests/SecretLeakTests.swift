@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentLogging
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -13,7 +14,7 @@ import FoundationNetworking
     func log(
         _ endpoint: TestEndpoint,
         level: LogLevel = .body,
-        transport: URLSessionTransport = .shared,
+        transport: any HTTPTransport = TestTransport.shared,
         plugins: [any NetworkAgentPlugin] = []
     ) async -> (collector: RecordCollector, error: (any Error)?) {
         let collector = RecordCollector()
@@ -61,7 +62,7 @@ import FoundationNetworking
         let (collector, error) = await log(
             TestEndpoint(baseURL: server.baseURL, path: "/start"),
             level: .headers,
-            transport: URLSessionTransport(maximumRedirects: 0)
+            transport: TestTransport.make(maximumRedirects: 0)
         )
         #expect(error == nil)
         let response = try #require(collector.only(.response)).message
@@ -216,7 +217,7 @@ import FoundationNetworking
         let collector = RecordCollector()
         let provider = NetworkAgentProvider<TestEndpoint>(
             plugins: [LoggingPlugin(level: .headers, logsCURLCommands: true, sink: collector.sink)],
-            agent: NetworkAgent(transport: URLSessionTransport.shared, configuration: configuration)
+            agent: TestTransport.agent(configuration: configuration)
         )
         _ = try await provider.request(
             endpoint: TestEndpoint(baseURL: server.baseURL, headers: ["X-Session": "marksecret1"])

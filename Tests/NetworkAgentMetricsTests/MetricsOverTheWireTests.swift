@@ -2,21 +2,18 @@ import Foundation
 import NetworkAgent
 import NetworkAgentMetrics
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// The metrics plugin with the real URLSession transport against the loopback server.
+/// The metrics plugin with the real transport of the run (`TestTransport.kind`) against the loopback server.
 @Suite struct MetricsOverTheWireTests {
     /// A transport that opens as many connections to one host as the tests run requests at once, so that requests do
-    /// not queue inside URLSession and their durations are the server's.
-    static let transport: URLSessionTransport = {
-        let configuration = URLSessionTransport.defaultSessionConfiguration()
-        configuration.httpMaximumConnectionsPerHost = 64
-        return URLSessionTransport(configuration: configuration)
-    }()
+    /// not queue inside the transport and their durations are the server's.
+    static let transport = TestTransport.make(maximumConnectionsPerHost: 64)
 
     static let agent = NetworkAgent(transport: transport)
 

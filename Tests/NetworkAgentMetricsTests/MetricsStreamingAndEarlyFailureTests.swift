@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentMetrics
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -10,7 +11,7 @@ import FoundationNetworking
 
 /// Streamed exchanges and calls that fail before the exchange, counted by the metrics plugin.
 @Suite struct MetricsStreamingAndEarlyFailureTests {
-    static let agent = NetworkAgent(transport: URLSessionTransport())
+    static let agent = NetworkAgent(transport: TestTransport.make())
 
     func labels(_ route: String, _ statusClass: String, _ outcome: String) -> [String: String] {
         ["route": route, "method": "GET", "status_class": statusClass, "outcome": outcome]

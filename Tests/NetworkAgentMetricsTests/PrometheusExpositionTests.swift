@@ -40,6 +40,13 @@ import Testing
         _ = try await load.request(endpoint: .fast(base: server.baseURL, id: 1))
         _ = try await load.request(endpoint: .status(base: server.baseURL, code: 500))
         _ = try await load.request(endpoint: .echo(base: server.baseURL, body: Data("x".utf8)))
+        // Per-phase timings come only from a transport that measures them, such as libcurl's.
+        let timed = NetworkAgentProvider<LoadApi>(
+            plugins: [.metrics(registry)],
+            agent: NetworkAgent(transport: TimedTransport(timings: .newTLSConnection))
+        )
+        _ = try await timed.request(endpoint: .slow(base: server.baseURL, id: 1))
+        _ = try await timed.request(endpoint: .slow(base: server.baseURL, id: 2))
         return registry
     }
 
@@ -72,6 +79,14 @@ import Testing
         #expect(buckets.last?.labels["le"] == "+Inf")
         #expect(buckets.last?.value == 1)
         #expect(exposition.samples("networkagent_request_duration_seconds_count", route).map(\.value) == [1])
+
+        // The phase histogram: one series per phase, each with the finer phase buckets.
+        let phase = ["route": "slow", "method": "GET", "phase": "tls"]
+        let phaseBuckets = exposition.samples("networkagent_transfer_phase_seconds_bucket", phase)
+        #expect(phaseBuckets.count == MetricsConfiguration.defaultPhaseBuckets.count + 1)
+        #expect(phaseBuckets.map(\.value) == [0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2])
+        #expect(exposition.samples("networkagent_transfer_phase_seconds_sum", phase).map(\.value) == [0.02])
+        #expect(exposition.samples("networkagent_transfer_phase_seconds_count", ["route": "slow"]).count == 6)
 
         // Values agree with the snapshot.
         #expect(
@@ -217,6 +232,11 @@ import Testing
         }
         let histograms = Set(parsed.filter { $0.type == "histogram" }.map(\.family))
         #expect(histograms.contains("networkagent_request_duration_seconds"))
+        #expect(histograms.contains("networkagent_transfer_phase_seconds"))
+        #expect(
+            parsed.filter { $0.name == "networkagent_transfer_phase_seconds_count" && $0.labels["route"] == "slow" }
+                .count == 6
+        )
         #expect(parsed.contains { $0.labels["route"] == Self.awkwardRoute })
     }
 }

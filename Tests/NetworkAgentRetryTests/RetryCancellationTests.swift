@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentRetry
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import Testing
 
@@ -23,7 +24,7 @@ import FoundationNetworking
         )
         let provider = NetworkAgentProvider<RetryEndpoint>(
             plugins: [.retry(policy)],
-            agent: NetworkAgent(transport: URLSessionTransport())
+            agent: NetworkAgent(transport: TestTransport.make())
         )
         let (scheduled, signal) = AsyncStream.makeStream(of: NetworkAgentEvent.self)
         let endpoint = RetryEndpoint(baseURL: server.baseURL)
@@ -57,7 +58,7 @@ import FoundationNetworking
         let clock = ManualClock(advancesOnSleep: true)
         let provider = NetworkAgentProvider<RetryEndpoint>(
             plugins: [.retry(clock: clock)],
-            agent: NetworkAgent(transport: URLSessionTransport())
+            agent: NetworkAgent(transport: TestTransport.make())
         )
         let endpoint = RetryEndpoint(baseURL: server.baseURL)
         let call = Task { try await provider.request(endpoint: endpoint) }

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentRetry
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import Testing
 
@@ -9,8 +10,8 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// The retry plugin against the loopback server with the real URLSession transport. Each test has its own
-/// transport: libcurl silently repeats a request once when a reused keep-alive connection dies before answering,
+/// The retry plugin against the loopback server with the real transport of the run (`TestTransport.kind`). Each
+/// test has its own transport: libcurl silently repeats a request once when a reused keep-alive connection dies before answering,
 /// which would blur the attempt counts.
 @Suite struct RetryOverTheWireTests {
     /// A server whose handler answers the n-th request (from 1) with `script(n)`.
@@ -30,7 +31,7 @@ import FoundationNetworking
     }
 
     static func provider(_ plugins: [any NetworkAgentPlugin]) -> NetworkAgentProvider<RetryEndpoint> {
-        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: URLSessionTransport()))
+        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: TestTransport.make()))
     }
 
     @Test func scripted503sAreRetriedUntilTheServerAnswers() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 @testable import NetworkAgent
@@ -12,6 +13,10 @@ import FoundationNetworking
 /// connection just as the client sends on it). libcurl then sends the request again by itself on a fresh
 /// connection, and FoundationNetworking cannot give it the body a second time: the server would get the headers
 /// with a `Content-Length` and wait for a body that never comes. The transport must deliver the whole body at once.
+///
+/// Every transport must; these run on the transport of the run (`TestTransport.kind`), except the two about how
+/// URLSessionTransport works around FoundationNetworking (its `body_resent` event, and a one-shot stream it refuses
+/// to send twice), which name it.
 @Suite struct ConnectionReuseTests {
     /// The deadline of every request here: a hang shows up as a `timedOut` after this long. Generous, because when
     /// the whole suite starts at once on a loaded 2-core machine every exchange can take 10-15 s.
@@ -45,7 +50,7 @@ import FoundationNetworking
     }
 
     /// Opens a keep-alive connection with a GET, for the next request to reuse.
-    static func warmUp(_ transport: URLSessionTransport, _ server: LoopbackServer) async throws {
+    static func warmUp(_ transport: any HTTPTransport, _ server: LoopbackServer) async throws {
         var warmup = URLRequest(url: server.baseURL.appending(path: "warmup"))
         warmup.timeoutInterval = deadline.timeInterval
         let (_, opened) = try await transport.send(warmup)
@@ -56,7 +61,7 @@ import FoundationNetworking
     /// instead of answering, once. Returns the answer and how long the second request took.
     static func sendOnAConnectionThatDies(
         _ request: URLRequest,
-        transport: URLSessionTransport,
+        transport: any HTTPTransport,
         server: LoopbackServer
     ) async throws -> (text: String, status: Int, elapsed: Duration) {
         try await warmUp(transport, server)
@@ -101,13 +106,14 @@ import FoundationNetworking
         defer { server.stop() }
         var request = Self.request(server, method: method)
         request.httpBody = Self.body
-        let answer = try await Self.sendOnAConnectionThatDies(request, transport: URLSessionTransport(), server: server)
+        let answer = try await Self.sendOnAConnectionThatDies(request, transport: TestTransport.make(), server: server)
         #expect(answer.status == 200)
         #expect(answer.text == "\(method) \(Self.body.count) \(Self.body.count)")
         #expect(answer.elapsed < Self.quickly)
         try Self.expectSentTwiceInFull(server, method: method, body: Self.body)
     }
 
+    // URLSessionTransport's own event for its own re-send (libcurl under CurlTransport re-sends by itself).
     @Test func theTransportReportsEachResendAsAnEvent() async throws {
         let server = try Self.server(fault: .resetBeforeResponse)
         defer { server.stop() }
@@ -132,7 +138,7 @@ import FoundationNetworking
         defer { try? FileManager.default.removeItem(at: file) }
         var request = Self.request(server, method: "POST")
         request.httpBodyStream = FileBackedBodyStream(fileURL: file)
-        let answer = try await Self.sendOnAConnectionThatDies(request, transport: URLSessionTransport(), server: server)
+        let answer = try await Self.sendOnAConnectionThatDies(request, transport: TestTransport.make(), server: server)
         #expect(answer.status == 200)
         #expect(answer.text == "POST \(Self.body.count) \(Self.body.count)")
         #expect(answer.elapsed < Self.quickly)
@@ -143,7 +149,7 @@ import FoundationNetworking
     func aStreamedResponseGetsTheBodySentAgainToo(fault: ServerResponse.Fault) async throws {
         let server = try Self.server(fault: fault)
         defer { server.stop() }
-        let transport = URLSessionTransport()
+        let transport = TestTransport.make()
         try await Self.warmUp(transport, server)
         var request = Self.request(server, method: "POST")
         request.httpBody = Self.body
@@ -162,7 +168,7 @@ import FoundationNetworking
         let server = try Self.server(fault: fault)
         defer { server.stop() }
         let request = Self.request(server, method: "GET", path: "item")
-        let answer = try await Self.sendOnAConnectionThatDies(request, transport: URLSessionTransport(), server: server)
+        let answer = try await Self.sendOnAConnectionThatDies(request, transport: TestTransport.make(), server: server)
         #expect(answer.status == 200)
         #expect(answer.text == "GET 0 none")
         #expect(answer.elapsed < Self.quickly)
@@ -171,6 +177,8 @@ import FoundationNetworking
         #expect(requests.count == 3 && requests[1].connectionID != requests[2].connectionID)
     }
 
+    // How URLSessionTransport refuses a one-shot stream it cannot send twice; CurlTransport streams such a body
+    // chunked, once, through libcurl's read callback, and has its own tests.
     @Test(arguments: faults)
     func aOneShotStreamFailsFastInsteadOfGoingOutEmpty(fault: ServerResponse.Fault) async throws {
         let server = try Self.server(fault: fault)
@@ -203,7 +211,7 @@ import FoundationNetworking
         defer { server.stop() }
         var request = Self.request(server, method: "POST")
         request.httpBody = Self.body
-        let transport = URLSessionTransport()
+        let transport = TestTransport.make()
         try await Self.warmUp(transport, server)
         let started = ContinuousClock.now
         let error = await #expect(throws: NetworkAgentError.self) { _ = try await transport.send(request) }

@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -17,7 +18,10 @@ import FoundationNetworking
             } < 3 ? .text("busy", status: 503) : .text("ok")
         }
         let timer = AttemptTimer()
-        let provider = NetworkAgentProvider<TestEndpoint>(plugins: [NaiveRetry(attempts: 3), timer])
+        let provider = NetworkAgentProvider<TestEndpoint>(
+            plugins: [NaiveRetry(attempts: 3), timer],
+            agent: TestTransport.agent()
+        )
         let (data, response) = try await provider.request(endpoint: TestEndpoint(baseURL: server.baseURL, path: "/"))
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(String(decoding: data, as: UTF8.self) == "ok")
@@ -57,7 +61,7 @@ import FoundationNetworking
             }
         }
         let plugin = RestartThenRetry(port: port)
-        let provider = NetworkAgentProvider<TestEndpoint>(plugins: [plugin])
+        let provider = NetworkAgentProvider<TestEndpoint>(plugins: [plugin], agent: TestTransport.agent())
         let base = URL(string: "http://127.0.0.1:\(port)")!
         let (data, _) = try await provider.request(endpoint: TestEndpoint(baseURL: base, path: "/"))
         #expect(String(decoding: data, as: UTF8.self) == "back")
@@ -68,9 +72,12 @@ import FoundationNetworking
     @Test func seedPluginsKeepTheirOrderOverTheWire() async throws {
         let server = try LoopbackServer { request in .text(request.header("X-Tags") ?? "") }
         let log = HookLog()
-        let provider = NetworkAgentProvider<TestEndpoint>(plugins: [
-            Tagger(name: "A", log: log), Tagger(name: "B", log: log), Tagger(name: "C", log: log),
-        ])
+        let provider = NetworkAgentProvider<TestEndpoint>(
+            plugins: [
+                Tagger(name: "A", log: log), Tagger(name: "B", log: log), Tagger(name: "C", log: log),
+            ],
+            agent: TestTransport.agent()
+        )
         let (data, _) = try await provider.request(endpoint: TestEndpoint(baseURL: server.baseURL, path: "/"))
         #expect(String(decoding: data, as: UTF8.self) == "A,B,CABC")
         #expect(
@@ -85,7 +92,7 @@ import FoundationNetworking
             ServerResponse(body: .chunked([Data("a".utf8), Data("b".utf8)], interval: .milliseconds(100)))
         }
         let collector = EventTests.Collector()
-        let provider = NetworkAgentProvider<TestEndpoint>(plugins: [collector])
+        let provider = NetworkAgentProvider<TestEndpoint>(plugins: [collector], agent: TestTransport.agent())
         _ = try await provider.request(endpoint: TestEndpoint(baseURL: server.baseURL, path: "/"))
         let events = collector.events.withLock { $0 }
         #expect(events.map(\.name) == ["response_headers"])

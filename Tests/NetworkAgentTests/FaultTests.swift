@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 @testable import NetworkAgent
@@ -30,7 +31,7 @@ import FoundationNetworking
                 )
                 : .text("fine")
         }
-        let agent = NetworkAgent(transport: URLSessionTransport())
+        let agent = NetworkAgent(transport: TestTransport.make())
         let error = await #expect(throws: NetworkAgentError.self, "\(name)") {
             try await agent.request(TestEndpoint(baseURL: server.baseURL, path: "/fault", timeout: .seconds(30)))
         }
@@ -43,7 +44,7 @@ import FoundationNetworking
 
     @Test func aStalledResponseHitsTheDeadline() async throws {
         let server = try LoopbackServer { _ in ServerResponse(fault: .stall) }
-        let agent = NetworkAgent(transport: URLSessionTransport())
+        let agent = NetworkAgent(transport: TestTransport.make())
         let error = await #expect(throws: NetworkAgentError.self) {
             try await agent.request(TestEndpoint(baseURL: server.baseURL, path: "/", timeout: .milliseconds(400)))
         }
@@ -52,7 +53,7 @@ import FoundationNetworking
 
     @Test func aServerThatClosesEveryConnectionStillServesEveryRequest() async throws {
         let server = try LoopbackServer(closesConnections: true) { request in .text(request.path) }
-        let agent = NetworkAgent(transport: URLSessionTransport())
+        let agent = NetworkAgent(transport: TestTransport.make())
         try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<50 {
                 group.addTask {
@@ -72,7 +73,7 @@ import FoundationNetworking
         let server = try LoopbackServer { request in
             ServerResponse(fault: request.path == "/stall" ? .stall : .resetBeforeResponse)
         }
-        let transport = URLSessionTransport()
+        let transport = TestTransport.make()
         let agent = NetworkAgent(transport: transport)
         // A reset fails at once (its deadline is only a backstop, long enough for a loaded machine); a stall
         // fails at its deadline. Each must fail, and with its own error.
@@ -87,7 +88,7 @@ import FoundationNetworking
                 #expect(error?.code == code, "\(path) #\(attempt): \(String(describing: error))")
             }
         }
-        #expect(transport.activeTaskCount == 0)
+        #expect((TestTransport.activeTransfers(of: transport) ?? 0) == 0)
         #expect(await eventually { server.openConnectionCount == 0 })
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 @testable import NetworkAgent
@@ -10,7 +11,7 @@ import FoundationNetworking
 
 /// Which headers a redirect strips, which origins are the same, and which authentication challenges are cancelled.
 @Suite struct SensitiveHeaderTests {
-    let transport = URLSessionTransport()
+    let transport = TestTransport.make()
 
     /// Two origins on loopback: `origin` answers `/away` with `status` to `other`, `/near` with `status` to itself.
     func servers(status: Int) throws -> (origin: LoopbackServer, other: LoopbackServer) {

@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import Testing
 
@@ -11,7 +12,7 @@ import FoundationNetworking
 /// How long a streamed exchange lives: what ends it when nobody reads the body, and the deadline of an error body.
 @Suite struct StreamLifetimeTests {
     func provider(_ plugins: [any NetworkAgentPlugin] = []) -> NetworkAgentProvider<TestEndpoint> {
-        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: URLSessionTransport()))
+        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: TestTransport.make()))
     }
 
     func endpoint(_ server: LoopbackServer, timeout: Duration = .seconds(10)) -> TestEndpoint {
@@ -110,7 +111,7 @@ struct StreamEndRecorder: NetworkAgentPlugin {
 /// What plugins are told of the end of a streamed body (`NetworkAgentExchange.onStreamEnd`).
 @Suite struct StreamEndObserverTests {
     func provider(_ plugins: [any NetworkAgentPlugin]) -> NetworkAgentProvider<TestEndpoint> {
-        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: URLSessionTransport()))
+        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: TestTransport.make()))
     }
 
     func endpoint(_ server: LoopbackServer) -> TestEndpoint {

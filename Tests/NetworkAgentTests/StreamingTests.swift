@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import Testing
 
@@ -28,7 +29,7 @@ struct Reading: Codable, Equatable, Sendable {
 
 @Suite struct StreamingTests {
     func provider(_ plugins: [any NetworkAgentPlugin] = []) -> NetworkAgentProvider<TestEndpoint> {
-        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: URLSessionTransport()))
+        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: TestTransport.make()))
     }
 
     func endpoint(
@@ -245,12 +246,15 @@ struct Reading: Codable, Equatable, Sendable {
         #expect(seen.withLock { $0.last } == 5000)
     }
 
-    @Test func aConsumerTooFarBehindEndsTheStreamWithBoundedMemory() async throws {
+    // FoundationNetworking cannot pause a download, so URLSessionTransport ends the stream; CurlTransport pauses the
+    // transfer instead (the next test).
+    @Test(.enabled(if: TestTransport.kind == .urlSession, "CurlTransport pauses instead of failing the stream"))
+    func aConsumerTooFarBehindEndsTheStreamWithBoundedMemory() async throws {
         let chunk = Data(repeating: 0xAB, count: 256 << 10)
         let server = try LoopbackServer { _ in
             ServerResponse(body: .chunked(Array(repeating: chunk, count: 64), interval: .zero))
         }
-        let transport = URLSessionTransport(streamBufferLimit: 2 << 20)
+        let transport = TestTransport.make(streamBufferLimit: 2 << 20)
         let provider = NetworkAgentProvider<TestEndpoint>(agent: NetworkAgent(transport: transport))
         let stream = try await provider.stream(endpoint: endpoint(server))
         let error = await #expect(throws: NetworkAgentError.self) {
@@ -261,6 +265,27 @@ struct Reading: Codable, Equatable, Sendable {
             while try await iterator.next() != nil {}
         }
         #expect(error?.code == .streamOverflow)
+    }
+
+    @Test(.enabled(if: TestTransport.kind == .curl, "URLSessionTransport cannot pause: it ends the stream (above)"))
+    func aConsumerTooFarBehindPausesTheTransferAndGetsEveryByte() async throws {
+        // 32 MiB: more than the 2 MiB buffer and both sockets' kernel buffers (a few MiB each on loopback) hold.
+        let chunks = (0..<64).map { Data(repeating: UInt8($0), count: 512 << 10) }
+        // The server closes the connection once it has written the whole response.
+        let server = try LoopbackServer(closesConnections: true) { _ in
+            ServerResponse(body: .chunked(chunks, interval: .zero))
+        }
+        let transport = TestTransport.make(streamBufferLimit: 2 << 20)
+        let provider = NetworkAgentProvider<TestEndpoint>(agent: NetworkAgent(transport: transport))
+        let stream = try await provider.stream(endpoint: endpoint(server))
+        var iterator = stream.body.makeAsyncIterator()
+        var received = try await iterator.next() ?? Data()
+        // While nothing is read the transfer is paused, so the server cannot finish writing and close: the
+        // condition stays false and the wait ends at its bound. (A transport that buffered everything would let the
+        // server finish and close; one that failed would show below.)
+        #expect(await !eventually(within: .seconds(2)) { server.openConnectionCount == 0 })
+        while let piece = try await iterator.next() { received.append(piece) }
+        #expect(received == chunks.reduce(Data(), +))
     }
 
     @Test func aConsumerWithinTheLimitGetsEveryByte() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import Testing
 
@@ -71,20 +72,20 @@ struct TransportLimitTests {
     @Test("17.11 an infinite or huge timeoutInterval means no deadline", arguments: [.infinity, 1e11, 1e300])
     func hugeTimeoutIntervalMeansNoDeadline(interval: TimeInterval) async throws {
         let server = try Self.okServer()
-        let transport = URLSessionTransport()
+        let transport = TestTransport.make()
         let (data, response) = try await transport.send(Self.request(server, timeoutInterval: interval))
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(String(decoding: data, as: UTF8.self) == "ok")
         let opened = try await transport.stream(Self.request(server, timeoutInterval: interval))
         #expect(opened.statusCode == 200)
         #expect(String(decoding: try await Self.collect(opened.body), as: UTF8.self) == "ok")
-        #expect(await eventually { transport.activeTaskCount == 0 })
+        #expect(await eventually { (TestTransport.activeTransfers(of: transport) ?? 0) == 0 })
     }
 
     @Test("17.11 an endpoint timeout too long to convert means no deadline")
     func endpointTimeoutOfInt64MaxSecondsWorks() async throws {
         let server = try Self.okServer()
-        let provider = NetworkAgentProvider<LimitEndpoint>(agent: NetworkAgent(transport: URLSessionTransport()))
+        let provider = NetworkAgentProvider<LimitEndpoint>(agent: NetworkAgent(transport: TestTransport.make()))
         let endpoint = LimitEndpoint(baseURL: server.baseURL, timeout: .seconds(Int64.max))
         let (data, _) = try await provider.request(endpoint: endpoint)
         #expect(String(decoding: data, as: UTF8.self) == "ok")
@@ -96,7 +97,7 @@ struct TransportLimitTests {
     )
     func negativeOrNaNTimeoutIntervalIsATypedError(interval: TimeInterval) async throws {
         let server = try Self.okServer()
-        let transport = URLSessionTransport()
+        let transport = TestTransport.make()
         let direct = await #expect(throws: NetworkAgentError.self) {
             _ = try await transport.send(Self.request(server, timeoutInterval: interval))
         }
@@ -116,7 +117,7 @@ struct TransportLimitTests {
     @Test("17.11 a negative endpoint timeout is a typed error")
     func negativeEndpointTimeoutIsATypedError() async throws {
         let server = try Self.okServer()
-        let provider = NetworkAgentProvider<LimitEndpoint>(agent: NetworkAgent(transport: URLSessionTransport()))
+        let provider = NetworkAgentProvider<LimitEndpoint>(agent: NetworkAgent(transport: TestTransport.make()))
         let error = await #expect(throws: NetworkAgentError.self) {
             _ = try await provider.request(endpoint: LimitEndpoint(baseURL: server.baseURL, timeout: .seconds(-5)))
         }
@@ -141,7 +142,7 @@ struct TransportLimitTests {
         let server = try LoopbackServer { _ in ServerResponse(body: .chunked([piece, piece], interval: .seconds(3600)))
         }
         let agent = NetworkAgent(
-            transport: URLSessionTransport(),
+            transport: TestTransport.make(),
             configuration: NetworkAgentConfiguration(maximumResponseBytes: Self.limit)
         )
         let seen = Locked(0)
@@ -165,7 +166,7 @@ struct TransportLimitTests {
         let server = try LoopbackServer { _ in ServerResponse(body: .chunked([piece, piece], interval: .seconds(1))) }
         let provider = NetworkAgentProvider<LimitEndpoint>(
             agent: NetworkAgent(
-                transport: URLSessionTransport(),
+                transport: TestTransport.make(),
                 configuration: NetworkAgentConfiguration(maximumResponseBytes: nil)
             )
         )
@@ -189,7 +190,7 @@ struct TransportLimitTests {
         }
         let provider = NetworkAgentProvider<LimitEndpoint>(
             agent: NetworkAgent(
-                transport: URLSessionTransport(),
+                transport: TestTransport.make(),
                 configuration: NetworkAgentConfiguration(maximumResponseBytes: Self.limit)
             )
         )
@@ -203,7 +204,7 @@ struct TransportLimitTests {
     func endpointLimitOverridesTheAgent() async throws {
         let server = try LoopbackServer { _ in ServerResponse(body: .data(Data(count: 1000))) }
         let stub = StubTransport(fallback: StubTransport.Response(body: Data(count: 1000)))
-        for transport in [URLSessionTransport() as any HTTPTransport, stub] {
+        for transport in [TestTransport.make(), stub] {
             for (agentLimit, endpointLimit, passes) in [(10, 1000, true), (10, 999, false), (nil, 999, false)] {
                 let agent = NetworkAgent(
                     transport: transport,
@@ -264,7 +265,7 @@ struct TransportLimitTests {
         )
         let provider = NetworkAgentProvider<LimitEndpoint>(
             plugins: [SideRequests(side: side)],
-            agent: NetworkAgent(transport: URLSessionTransport())
+            agent: NetworkAgent(transport: TestTransport.make())
         )
         let seen = Locked<[TransferProgress]>([])
         let (data, _) = try await provider.request(
@@ -290,7 +291,7 @@ struct TransportLimitTests {
         )
         let provider = NetworkAgentProvider<LimitEndpoint>(
             plugins: [plugin],
-            agent: NetworkAgent(transport: URLSessionTransport())
+            agent: NetworkAgent(transport: TestTransport.make())
         )
         let mainSeen = Locked<[Int]>([])
         _ = try await provider.stream(

@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import Testing
 
 @testable import NetworkAgent
@@ -12,8 +13,9 @@ extension HTTPURLResponse {
     func header(_ name: String) -> String? { value(forHTTPHeaderField: name) }
 }
 
+/// What every transport must do, on the transport of the run (`TestTransport.kind`).
 @Suite struct TransportTests {
-    let transport = URLSessionTransport()
+    let transport = TestTransport.make()
 
     func endpoint(
         _ server: LoopbackServer,
@@ -177,7 +179,7 @@ extension HTTPURLResponse {
     @Test(.timeLimit(.minutes(1)))
     func cancellationRacingTheStartNeverLosesTheCall() async throws {
         let server = try LoopbackServer { _ in .text("hi") }
-        let transport = URLSessionTransport()
+        let transport = TestTransport.make()
         let agent = NetworkAgent(transport: transport)
         for round in 0..<200 {
             let call = Task { try await agent.request(endpoint(server, "/\(round)")) }
@@ -186,7 +188,8 @@ extension HTTPURLResponse {
             // Either outcome is fine; what matters is that the call ends.
             _ = await call.result
         }
-        #expect(await eventually { transport.activeTaskCount == 0 })
+        // Every call ended (above); a transport that counts its transfers must also have none left.
+        #expect(await eventually { (TestTransport.activeTransfers(of: transport) ?? 0) == 0 })
     }
 
     @Test func noCookieJarByDefault() async throws {
@@ -198,6 +201,7 @@ extension HTTPURLResponse {
         #expect(server.requests.last?.header("Cookie") == nil)
     }
 
+    // URLSessionTransport's own opt-in (a session configuration with a cookie storage), so on it in every run.
     @Test func cookiesWhenTheSessionConfigurationAsksForThem() async throws {
         let server = try LoopbackServer { request in
             request.path == "/set" ? .text("set", headers: [("Set-Cookie", "sid=abc; Path=/")]) : .text("check")

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import NetworkAgentTokenRefresh
 import Testing
@@ -56,7 +57,10 @@ import FoundationNetworking
                 base: { target.withLock { $0 } }
             )
         )
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher), StartLine(3)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher), StartLine(3)],
+            agent: TestTransport.agent()
+        )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
         let log = EventLog()
 
@@ -134,7 +138,10 @@ import FoundationNetworking
                 return try await call(agent, current)
             }
         )
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher), StartLine(3)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher), StartLine(3)],
+            agent: TestTransport.agent()
+        )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
         let log = EventLog()
 
@@ -169,7 +176,10 @@ import FoundationNetworking
             onSessionExpired: hook.hook,
             refresh: server.refreshCall()
         )
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher)],
+            agent: TestTransport.agent()
+        )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
         let error = await #expect(throws: NetworkAgentError.self) { try await provider.request(endpoint: endpoint) }
         #expect(error?.code == .unacceptableStatus)
@@ -197,7 +207,10 @@ import FoundationNetworking
             onSessionExpired: hook.hook,
             refresh: server.refreshCall(now: { clock.date })
         )
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher)],
+            agent: TestTransport.agent()
+        )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
 
         clock.advance(by: .seconds(45))  // 15 s before expiry: due for a proactive refresh, still valid
@@ -233,7 +246,10 @@ import FoundationNetworking
             now: { clock.date },
             refresh: server.refreshCall(now: { clock.date })
         )
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher)],
+            agent: TestTransport.agent()
+        )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
         let log = EventLog()
 
@@ -276,7 +292,10 @@ import FoundationNetworking
             now: { clock.date },
             refresh: server.refreshCall(now: { clock.date })
         )
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher)],
+            agent: TestTransport.agent()
+        )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
         for _ in 0..<5 {
             let (data, _) = try await provider.request(endpoint: endpoint)

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import NetworkAgentTokenRefresh
 import Synchronization
@@ -21,9 +22,12 @@ import FoundationNetworking
             refresh: server.refreshCall()
         )
         let recorder = PathRecorder()
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [
-            recorder, .tokenRefresh(refresher), StartLine(100),
-        ])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [
+                recorder, .tokenRefresh(refresher), StartLine(100),
+            ],
+            agent: TestTransport.agent()
+        )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
 
         let outcomes = try await withThrowingTaskGroup(of: (Int?, Int).self) { group in
@@ -56,7 +60,10 @@ import FoundationNetworking
         defer { server.stop() }
         let refresher = TokenRefresher(token: AuthToken(credential: .bearer("t0")), refresh: server.refreshCall())
         let gate = PathGate(path: "/slow")
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher), gate])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher), gate],
+            agent: TestTransport.agent()
+        )
 
         // The slow request leaves the refresher with t0 and is held before the network.
         let slowLog = EventLog()
@@ -101,7 +108,10 @@ import FoundationNetworking
             onSessionExpired: hook.hook,
             refresh: server.refreshCall()
         )
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher), StartLine(10)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher), StartLine(10)],
+            agent: TestTransport.agent()
+        )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
         let log = EventLog()
 
@@ -151,7 +161,10 @@ import FoundationNetworking
             now: { clock.date },
             refresh: server.refreshCall(now: { clock.date })
         )
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher)],
+            agent: TestTransport.agent()
+        )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
 
         for _ in 0..<3 {
@@ -188,7 +201,10 @@ import FoundationNetworking
             now: { clock.date },
             refresh: server.refreshCall(now: { clock.date })
         )
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher)],
+            agent: TestTransport.agent()
+        )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
 
         _ = try await provider.request(endpoint: endpoint)
@@ -210,12 +226,15 @@ import FoundationNetworking
         let server = try TokenServer(valid: [])
         defer { server.stop() }
         let refresher = TokenRefresher(token: AuthToken(credential: .bearer("t0")), refresh: server.refreshCall())
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [
-            HeaderSetter(name: "X-Outer", value: "o"),
-            .tokenRefresh(refresher),
-            HeaderSetter(name: "X-Inner", value: "i"),
-            AttemptStamper(),
-        ])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [
+                HeaderSetter(name: "X-Outer", value: "o"),
+                .tokenRefresh(refresher),
+                HeaderSetter(name: "X-Inner", value: "i"),
+                AttemptStamper(),
+            ],
+            agent: TestTransport.agent()
+        )
         let (_, response) = try await provider.request(endpoint: ApiEndpoint(baseURL: server.baseURL))
         #expect(response.status == 200)
         let sent = server.apiRequests
@@ -230,7 +249,10 @@ import FoundationNetworking
         let server = try TokenServer(valid: [], holdsRefresh: true)
         defer { server.stop() }
         let refresher = TokenRefresher(token: AuthToken(credential: .bearer("t0")), refresh: server.refreshCall())
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher), StartLine(2)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher), StartLine(2)],
+            agent: TestTransport.agent()
+        )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
         let first = Task { try await provider.request(endpoint: endpoint) }
         let second = Task { try await provider.request(endpoint: endpoint) }
@@ -254,7 +276,10 @@ import FoundationNetworking
         let server = try TokenServer(valid: [], holdsRefresh: true)
         defer { server.stop() }
         let refresher = TokenRefresher(token: AuthToken(credential: .bearer("t0")), refresh: server.refreshCall())
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher)],
+            agent: TestTransport.agent()
+        )
         let only = Task { try await provider.request(endpoint: ApiEndpoint(baseURL: server.baseURL)) }
         #expect(try await waitUntil { await refresher.waitingCount == 1 && server.refreshCalls == 1 })
         only.cancel()
@@ -269,7 +294,10 @@ import FoundationNetworking
         let server = try TokenServer(valid: [], holdsRefresh: true)
         defer { server.stop() }
         let refresher = TokenRefresher(token: AuthToken(credential: .bearer("t0")), refresh: server.refreshCall())
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher)],
+            agent: TestTransport.agent()
+        )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
         let waiting = Task { try await provider.request(endpoint: endpoint) }
         #expect(try await waitUntil { await refresher.waitingCount == 1 && server.refreshCalls == 1 })
@@ -298,7 +326,10 @@ import FoundationNetworking
         let server = try TokenServer(valid: [])
         defer { server.stop() }
         let refresher = TokenRefresher(token: AuthToken(credential: .bearer("t0")), refresh: server.refreshCall())
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [.tokenRefresh(refresher)])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher)],
+            agent: TestTransport.agent()
+        )
         let optedOut = ApiEndpoint(baseURL: server.baseURL, authorization: .none)
         let (_, first) = try await provider.request(endpoint: optedOut)
         #expect(first.status == 401)
@@ -323,9 +354,12 @@ import FoundationNetworking
                 return request
             }
         }
-        let provider = NetworkAgentProvider<ApiEndpoint>(plugins: [
-            LateMirror(target: other.baseURL), .tokenRefresh(refresher),
-        ])
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [
+                LateMirror(target: other.baseURL), .tokenRefresh(refresher),
+            ],
+            agent: TestTransport.agent()
+        )
         let (data, _) = try await provider.request(endpoint: ApiEndpoint(baseURL: server.baseURL))
         #expect(String(decoding: data, as: UTF8.self) == "none")
     }

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import Testing
 
@@ -119,7 +120,7 @@ final class CacheHarness: Sendable {
             self.directory = directory
             plugin = try DiskCachePlugin(directory: directory.url, configuration: configuration)
         }
-        provider = NetworkAgentProvider(plugins: [plugin])
+        provider = NetworkAgentProvider(plugins: [plugin], agent: TestTransport.agent())
     }
 
     deinit {

@@ -1,0 +1,61 @@
+import Foundation
+import NetworkAgent
+import NetworkAgentGzip
+import NetworkAgentTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The response the gzip plugin rewrites keeps the transport's per-phase timings, so an outer metrics plugin
+/// still records them.
+@Suite struct GzipTransferTimingsTests {
+    /// A transport that does not decode (like libcurl's) and puts timings on its gzip response.
+    struct TimedGzipTransport: HTTPTransport {
+        let body: Data
+        let timings: HTTPTransferTimings
+
+        func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
+            guard let url = request.url,
+                let response = HTTPURLResponse.withTransferTimings(
+                    timings,
+                    url: url,
+                    statusCode: 200,
+                    httpVersion: "HTTP/2",
+                    headerFields: ["Content-Encoding": "gzip", "Content-Length": "\(body.count)"]
+                )
+            else { throw NetworkAgentError(.invalidResponse, "no URL") }
+            return (body, response)
+        }
+    }
+
+    @Test func theInflatedResponseKeepsTheTransportsTimings() async throws {
+        let original = Data(String(repeating: "{\"name\":\"pikachu\"}", count: 100).utf8)
+        let timings = HTTPTransferTimings(nameLookup: .microseconds(5), firstByte: .milliseconds(2))
+        let transport = TimedGzipTransport(body: try Deflater.compress(original, format: .gzip), timings: timings)
+        let provider = NetworkAgentProvider<GzipEndpoint>(plugins: [.gzip()], agent: NetworkAgent(transport: transport))
+        let (data, response) = try await provider.request(
+            endpoint: GzipEndpoint(baseURL: try #require(URL(string: "http://stub.test")), method: .get)
+        )
+        #expect(data == original)
+        let http = try #require(response as? HTTPURLResponse)
+        #expect(http.value(forHTTPHeaderField: "Content-Encoding") == nil)
+        #expect(http.transferTimings == timings)
+    }
+}
+
+/// A streamed body goes straight to the caller, past the plugin: the plugin must not invite the server to compress
+/// it (with a transport that does not decode, the caller would get gzip bytes it never asked for).
+@Suite struct GzipStreamedAcceptEncodingTests {
+    @Test func onlyBufferedCallsAdvertiseGzipOnATransportThatDoesNotDecode() async throws {
+        let stub = StubTransport(fallback: .json(Data("{}".utf8)))
+        let provider = NetworkAgentProvider<GzipEndpoint>(plugins: [.gzip()], agent: NetworkAgent(transport: stub))
+        let endpoint = GzipEndpoint(baseURL: try #require(URL(string: "http://stub.test")), method: .get)
+        _ = try await provider.request(endpoint: endpoint)
+        let stream = try await provider.stream(endpoint: endpoint)
+        for try await _ in stream.body {}
+        let sent = stub.requests.map { $0.value(forHTTPHeaderField: "Accept-Encoding") }
+        #expect(sent == [GzipPlugin.acceptEncoding, nil])
+    }
+}

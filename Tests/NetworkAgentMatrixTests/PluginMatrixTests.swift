@@ -1,0 +1,466 @@
+import Foundation
+import NetworkAgent
+import NetworkAgentAuth
+import NetworkAgentDiskCache
+import NetworkAgentGzip
+import NetworkAgentLogging
+import NetworkAgentMetrics
+import NetworkAgentRetry
+import NetworkAgentTestServer
+import NetworkAgentTestTransports
+import NetworkAgentTokenRefresh
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Every plugin against every kind of exchange, over the loopback server, on ``matrixTransport()``.
+///
+/// Each cell builds one plugin (with the helpers its exchange needs: a retry plugin for `retried`, a side requester
+/// for `sideRequest`), runs one exchange, and checks what that plugin must have done for it.
+@Suite struct PluginMatrixTests {
+    enum PluginKind: String, CaseIterable, Sendable {
+        case logging, auth, tokenRefresh, retry, gzip, diskCache, metrics
+    }
+
+    enum ExchangeKind: String, CaseIterable, Sendable {
+        case buffered, streamed, redirectedSameOrigin, redirectedOtherOrigin, failedMidBody, cancelled, retried
+        case sideRequest
+    }
+
+    /// What the call gave back.
+    struct Outcome: Sendable {
+        var data: Data?
+        var response: HTTPURLResponse?
+        var error: (any Error)?
+
+        var failureCode: NetworkAgentError.Code? { (error as? NetworkAgentError)?.code }
+    }
+
+    /// The secret the logging and auth cells send, which must never be logged nor cross origins.
+    static let secret = "matrix-secret-7f3a"
+
+    /// A retry that waits for nothing, so the matrix stays fast; two attempts.
+    static let fastRetry = RetryPlugin.Policy(maximumAttempts: 2, baseDelay: .zero, maximumDelay: .zero, jitter: .none)
+
+    /// What a cell inspects after its exchange.
+    struct Probe {
+        var log: Locked<[LogRecord]>?
+        var registry: MetricsRegistry?
+        var store: MemoryStore?
+        var refreshes: Locked<Int>?
+    }
+
+    @Test(arguments: PluginKind.allCases, ExchangeKind.allCases)
+    func cell(_ pluginKind: PluginKind, _ exchange: ExchangeKind) async throws {
+        let world = try MatrixWorld(
+            gzip: pluginKind == .gzip,
+            requiredToken: pluginKind == .tokenRefresh ? "t1" : nil
+        )
+        var probe = Probe()
+        let underTest: any NetworkAgentPlugin
+        var headers: [String: String] = [:]
+        switch pluginKind {
+        case .logging:
+            let log = Locked<[LogRecord]>([])
+            probe.log = log
+            headers["Authorization"] = "Bearer \(Self.secret)"
+            underTest = .logging(
+                .headers,
+                logsCURLCommands: true,
+                sink: LogSink { record in log.withLock { $0.append(record) } }
+            )
+        case .auth:
+            underTest = .auth(.bearer(Self.secret))
+        case .tokenRefresh:
+            let refreshes = Locked(0)
+            probe.refreshes = refreshes
+            let refresher = TokenRefresher(token: AuthToken(credential: .bearer("t0"))) { _, _ in
+                refreshes.withLock { $0 += 1 }
+                return AuthToken(credential: .bearer("t1"))
+            }
+            underTest = .tokenRefresh(refresher)
+        case .retry:
+            underTest = .retry(Self.fastRetry)
+        case .gzip:
+            underTest = .gzip()
+        case .diskCache:
+            let store = MemoryStore()
+            probe.store = store
+            underTest = .cache(store: store)
+        case .metrics:
+            let registry = MetricsRegistry()
+            probe.registry = registry
+            underTest = .metrics(registry)
+        }
+        let plugins = Self.chain(underTest, pluginKind, exchange, world)
+        let provider = NetworkAgentProvider<MatrixEndpoint>(
+            plugins: plugins,
+            agent: NetworkAgent(transport: matrixTransport())
+        )
+        let outcome = try await Self.run(exchange, provider, world, headers: headers)
+        Self.expectCallOutcome(outcome, exchange)
+
+        switch pluginKind {
+        case .logging: try checkLogging(outcome, exchange, world, try #require(probe.log))
+        case .auth: checkAuth(exchange, world, expected: "Bearer \(Self.secret)")
+        case .tokenRefresh: try checkTokenRefresh(exchange, world, try #require(probe.refreshes))
+        case .retry: try await checkRetry(outcome, exchange, world, provider)
+        case .gzip: await checkGzip(outcome, exchange, world, provider)
+        case .diskCache: try await checkDiskCache(exchange, world, provider, try #require(probe.store))
+        case .metrics: try checkMetrics(exchange, try #require(probe.registry))
+        }
+    }
+
+    // MARK: - Chain and exchange
+
+    /// The plugin under test, a fast retry where the exchange is `retried` (outside the plugins the recommended
+    /// order puts after retry, inside the others), and a side requester innermost for `sideRequest`.
+    static func chain(
+        _ plugin: any NetworkAgentPlugin,
+        _ kind: PluginKind,
+        _ exchange: ExchangeKind,
+        _ world: MatrixWorld
+    ) -> [any NetworkAgentPlugin] {
+        var plugins: [any NetworkAgentPlugin] = [plugin]
+        if kind == .metrics, let metrics = plugin as? MetricsPlugin {
+            // The same handlers once more, innermost: every attempt too.
+            plugins.append(MetricsPlugin(handlers: metrics.handlers, level: .attempts))
+        }
+        if exchange == .retried, kind != .retry {
+            let retry: any NetworkAgentPlugin = .retry(fastRetry)
+            switch kind {
+            case .metrics: plugins.insert(retry, at: 1)
+            case .logging, .auth: plugins.append(retry)
+            default: plugins.insert(retry, at: 0)
+            }
+        }
+        if exchange == .sideRequest {
+            plugins.append(SideRequester(url: world.origin.baseURL.appendingPathComponent("side")))
+        }
+        return plugins
+    }
+
+    static func run(
+        _ exchange: ExchangeKind,
+        _ provider: NetworkAgentProvider<MatrixEndpoint>,
+        _ world: MatrixWorld,
+        headers: [String: String]
+    ) async throws -> Outcome {
+        func call(_ path: String) async -> Outcome {
+            do {
+                let (data, response) = try await provider.request(endpoint: world.endpoint(path, headers: headers))
+                return Outcome(data: data, response: response as? HTTPURLResponse)
+            } catch {
+                return Outcome(error: error)
+            }
+        }
+        switch exchange {
+        case .buffered, .sideRequest: return await call("/data")
+        case .redirectedSameOrigin: return await call("/moved")
+        case .redirectedOtherOrigin: return await call("/away")
+        case .failedMidBody: return await call("/broken")
+        case .retried: return await call("/flaky")
+        case .streamed:
+            do {
+                let stream = try await provider.stream(endpoint: world.endpoint("/stream", headers: headers))
+                var body = Data()
+                for try await chunk in stream.body { body.append(chunk) }
+                return Outcome(data: body, response: stream.response)
+            } catch {
+                return Outcome(error: error)
+            }
+        case .cancelled:
+            let task = Task { await call("/stall") }
+            let reached = await eventually { world.stalls >= 1 }
+            task.cancel()
+            try #require(reached, "the request never reached the server")
+            return await task.value
+        }
+    }
+
+    /// The call succeeds with the payload where the exchange does, fails where it must.
+    static func expectCallOutcome(_ outcome: Outcome, _ exchange: ExchangeKind) {
+        switch exchange {
+        case .failedMidBody:
+            #expect(outcome.error != nil, "a body cut short must fail the call")
+            #expect(outcome.failureCode != .cancelled)
+        case .cancelled:
+            #expect(outcome.failureCode == .cancelled, "\(String(describing: outcome.error))")
+        default:
+            #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+            #expect(outcome.data == MatrixWorld.payload)
+            #expect(outcome.response?.statusCode == 200)
+        }
+    }
+
+    /// How many exchanges with a server the call made (hops and attempts), for time-to-headers counts.
+    static func serverExchanges(_ exchange: ExchangeKind) -> Int {
+        switch exchange {
+        case .buffered, .streamed: 1
+        case .redirectedSameOrigin, .redirectedOtherOrigin, .retried, .sideRequest: 2
+        case .failedMidBody: 1
+        case .cancelled: 0
+        }
+    }
+
+    // MARK: - Logging
+
+    func checkLogging(
+        _ outcome: Outcome,
+        _ exchange: ExchangeKind,
+        _ world: MatrixWorld,
+        _ log: Locked<[LogRecord]>
+    ) throws {
+        let records = log.withLock { $0 }
+        func count(_ kind: LogRecord.Kind) -> Int { records.filter { $0.kind == kind }.count }
+        let text = records.map { $0.message + " " + $0.metadata.values.sorted().joined(separator: " ") }
+            .joined(separator: "\n")
+        #expect(!text.contains(Self.secret), "the secret was logged:\n\(text)")
+        #expect(count(.request) == 1)
+        #expect(count(.curl) == 1)
+        let request = try #require(records.first { $0.kind == .request })
+        #expect(request.message.contains(world.origin.baseURL.absoluteString))
+        switch exchange {
+        case .failedMidBody, .cancelled:
+            #expect(count(.response) == 0)
+            #expect(count(.failure) == 1)
+        case .streamed:
+            #expect(count(.response) == 1)
+            #expect(count(.streamEnd) == 1)
+            #expect(count(.failure) == 0)
+        default:
+            #expect(count(.response) == 1)
+            #expect(count(.failure) == 0)
+            #expect(count(.streamEnd) == 0)
+        }
+        if exchange == .retried {
+            #expect(records.contains { $0.kind == .event && $0.message.contains("retry_scheduled") })
+        }
+        if exchange == .sideRequest {
+            // The side request skips the chain: never logged as a request of its own.
+            #expect(!records.contains { $0.kind == .request && $0.message.contains("/side") })
+        }
+    }
+
+    // MARK: - Auth
+
+    func checkAuth(_ exchange: ExchangeKind, _ world: MatrixWorld, expected: String) {
+        let own = world.origin.requests.filter { $0.path != "/side" }
+        #expect(!own.isEmpty)
+        for request in own {
+            #expect(request.header("Authorization") == expected, "\(request.path)")
+        }
+        // Another origin and a side request (no chain) never get the credential.
+        #expect(world.other.requests.allSatisfy { $0.header("Authorization") == nil })
+        #expect(world.requests("/side").allSatisfy { $0.header("Authorization") == nil })
+        switch exchange {
+        case .redirectedOtherOrigin: #expect(world.other.requests.map(\.path) == ["/data"])
+        case .redirectedSameOrigin: #expect(own.map(\.path) == ["/moved", "/data"])
+        case .retried: #expect(own.map(\.path) == ["/flaky", "/flaky"])
+        case .sideRequest: #expect(world.requests("/side").count == 1)
+        default: #expect(own.count == 1)
+        }
+    }
+
+    // MARK: - Token refresh
+
+    func checkTokenRefresh(_ exchange: ExchangeKind, _ world: MatrixWorld, _ refreshes: Locked<Int>) throws {
+        // t0 is rejected once, refreshed once to t1, and the call re-sent with t1.
+        #expect(refreshes.withLock { $0 } == 1)
+        let own = world.origin.requests.filter { $0.path != "/side" }
+        let first = try #require(own.first)
+        #expect(first.header("Authorization") == "Bearer t0")
+        #expect(own.filter { $0.header("Authorization") == "Bearer t0" }.count == 1)
+        #expect(own.dropFirst().allSatisfy { $0.header("Authorization") == "Bearer t1" })
+        #expect(world.other.requests.allSatisfy { $0.header("Authorization") == nil })
+        #expect(world.requests("/side").allSatisfy { $0.header("Authorization") == nil })
+        switch exchange {
+        case .redirectedSameOrigin: #expect(own.map(\.path) == ["/moved", "/moved", "/data"])
+        case .redirectedOtherOrigin:
+            #expect(own.map(\.path) == ["/away", "/away"])
+            #expect(world.other.requests.map(\.path) == ["/data"])
+        case .retried: #expect(own.map(\.path) == ["/flaky", "/flaky", "/flaky"])
+        default: #expect(own.count == 2)
+        }
+    }
+
+    // MARK: - Retry
+
+    func checkRetry(
+        _ outcome: Outcome,
+        _ exchange: ExchangeKind,
+        _ world: MatrixWorld,
+        _ provider: NetworkAgentProvider<MatrixEndpoint>
+    ) async throws {
+        switch exchange {
+        case .retried:
+            #expect(world.requests("/flaky").count == 2)
+            // A POST that gets a 503 is never retried (no Idempotency-Key): its 503 comes back after one attempt.
+            let (_, response) = try await provider.request(
+                endpoint: world.endpoint("/always503", method: .post)
+            )
+            #expect((response as? HTTPURLResponse)?.statusCode == 503)
+            #expect(world.requests("/always503").count == 1)
+            // The same for a GET: retried up to the policy's attempts, then the last 503 is handed back.
+            let (_, again) = try await provider.request(endpoint: world.endpoint("/always503"))
+            #expect((again as? HTTPURLResponse)?.statusCode == 503)
+            #expect(world.requests("/always503").count == 1 + Self.fastRetry.maximumAttempts)
+        case .failedMidBody:
+            // A GET whose body broke off is retried when its error is a retryable network error, else not.
+            let code = (outcome.error as? NetworkAgentError)?.urlErrorCode
+            let retryable = code.map { Self.fastRetry.retryableURLErrorCodes.contains($0) } ?? false
+            #expect(world.requests("/broken").count == (retryable ? Self.fastRetry.maximumAttempts : 1))
+        case .cancelled:
+            #expect(world.requests("/stall").count == 1, "a cancelled call is never retried")
+        case .redirectedSameOrigin:
+            #expect(world.origin.requests.map(\.path) == ["/moved", "/data"])
+        case .redirectedOtherOrigin:
+            #expect(world.origin.requests.map(\.path) == ["/away"])
+            #expect(world.other.requests.map(\.path) == ["/data"])
+        case .sideRequest:
+            #expect(world.origin.requests.map(\.path) == ["/side", "/data"])
+        case .buffered:
+            #expect(world.origin.requests.map(\.path) == ["/data"])
+        case .streamed:
+            #expect(world.origin.requests.map(\.path) == ["/stream"])
+        }
+    }
+
+    // MARK: - Gzip
+
+    func checkGzip(
+        _ outcome: Outcome,
+        _ exchange: ExchangeKind,
+        _ world: MatrixWorld,
+        _ provider: NetworkAgentProvider<MatrixEndpoint>
+    ) async {
+        // expectCallOutcome checked that the caller got the payload as it was before encoding, streamed or not;
+        // what is left is that the headers describe it, and that a gzip stream cut short fails.
+        switch exchange {
+        case .failedMidBody:
+            // Here the HTTP framing is intact and the gzip stream itself is cut in half.
+            let truncated: Result<Data, any Error>
+            do {
+                truncated = .success(try await provider.request(endpoint: world.endpoint("/truncated")).data)
+            } catch {
+                truncated = .failure(error)
+            }
+            if TestTransport.kind == .urlSession {
+                // libcurl inside URLSession decodes the body itself and hands back the half it could inflate as a
+                // short 200: the plugin never sees the compressed bytes (issue 19). A transport that does not
+                // decode lets the plugin catch it.
+                withKnownIssue("URLSession returns a truncated gzip body as a short 200") {
+                    #expect(throws: NetworkAgentError.self) { try truncated.get() }
+                }
+            } else {
+                #expect(throws: NetworkAgentError.self) { try truncated.get() }
+            }
+        case .cancelled:
+            break
+        case .buffered:
+            // The cell did exercise gzip: the request asked for it, so the server encoded the body.
+            #expect(world.requests("/data").first?.header("Accept-Encoding")?.contains("gzip") == true)
+            #expect(outcome.response?.value(forHTTPHeaderField: "Content-Encoding") == nil)
+        case .streamed:
+            #expect(outcome.data == MatrixWorld.payload, "the streamed gzip body reached the caller encoded")
+        default:
+            #expect(outcome.response?.value(forHTTPHeaderField: "Content-Encoding") == nil)
+        }
+    }
+
+    // MARK: - Disk cache
+
+    func checkDiskCache(
+        _ exchange: ExchangeKind,
+        _ world: MatrixWorld,
+        _ provider: NetworkAgentProvider<MatrixEndpoint>,
+        _ store: MemoryStore
+    ) async throws {
+        let entries = store.usage.entryCount
+        /// Requests `path` again and tells whether it was answered from the store (the server saw nothing new).
+        func isHit(_ endpoint: MatrixEndpoint, on server: LoopbackServer) async throws -> Bool {
+            let before = server.requestCount
+            let (data, response) = try await provider.request(endpoint: endpoint)
+            #expect(data == MatrixWorld.payload)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            return server.requestCount == before
+        }
+        switch exchange {
+        case .buffered, .sideRequest:
+            #expect(entries == 1, "only the call's own 2xx is stored")
+            #expect(try await isHit(world.endpoint("/data"), on: world.origin))
+        case .streamed:
+            #expect(entries == 0, "a streamed body is never stored")
+            #expect(try await !isHit(world.endpoint("/stream"), on: world.origin))
+        case .redirectedSameOrigin:
+            // Filed under the final URL: /data is a hit, /moved still asks the network.
+            #expect(entries == 1)
+            #expect(try await isHit(world.endpoint("/data"), on: world.origin))
+            #expect(try await !isHit(world.endpoint("/moved"), on: world.origin))
+        case .redirectedOtherOrigin:
+            #expect(entries == 1)
+            let final = MatrixEndpoint(baseURL: world.other.baseURL, path: "/data")
+            #expect(try await isHit(final, on: world.other))
+        case .failedMidBody, .cancelled:
+            #expect(entries == 0, "a failed body is never stored")
+        case .retried:
+            // The 503 is not stored, the 200 of the retry is.
+            #expect(entries == 1)
+            #expect(try await isHit(world.endpoint("/flaky"), on: world.origin))
+        }
+    }
+
+    // MARK: - Metrics
+
+    func checkMetrics(_ exchange: ExchangeKind, _ registry: MetricsRegistry) throws {
+        let snapshot = registry.snapshot()
+        let route = ["route": "MatrixEndpoint", "method": "GET"]
+        #expect(snapshot.total("networkagent_requests_total") == 1, "each call counted once")
+        #expect(registry.inFlight == 0)
+        let samples = snapshot.family("networkagent_requests_total")?.samples ?? []
+        let outcome = try #require(samples.first?.labels["outcome"])
+        switch exchange {
+        case .failedMidBody:
+            #expect(outcome.hasPrefix("transport_error"), "\(outcome)")
+        case .cancelled:
+            #expect(outcome == "cancelled")
+            #expect(samples.first?.labels["status_class"] == "none")
+        default:
+            #expect(outcome == "success")
+            #expect(samples.first?.labels["status_class"] == "2xx")
+            let received = try #require(snapshot.histogram("networkagent_response_body_bytes", route))
+            #expect(received.sum == Double(MatrixWorld.payload.count))
+        }
+        let headers = snapshot.histogram("networkagent_response_headers_seconds", route)?.count ?? 0
+        if exchange == .failedMidBody {
+            // Its headers did arrive, but neither transport reports the time to headers of a buffered attempt that
+            // fails afterwards (URLSessionTransport: SessionDelegate's failure carries no headersReceived;
+            // CurlTransport likewise), against HTTPTransportContext.reportResponseHeaders' "once per hop that
+            // received headers". Reported as a defect; this fails as soon as it is fixed, so the known issue goes.
+            withKnownIssue("no time to headers for a buffered body that broke off after its headers") {
+                #expect(headers == UInt64(Self.serverExchanges(exchange)))
+            }
+        } else {
+            #expect(headers == UInt64(Self.serverExchanges(exchange)))
+        }
+        #expect(snapshot.total("networkagent_retries_total") == (exchange == .retried ? 1 : 0))
+        // Attempts: one per send, the retried call's 503 as an http_error.
+        let attempts = (snapshot.family("networkagent_attempts_total")?.samples ?? []).map {
+            "\($0.labels["status_class"] ?? "?") \($0.labels["outcome"] ?? "?") \(Int($0.value))"
+        }
+        switch exchange {
+        case .retried: #expect(attempts == ["2xx success 1", "5xx http_error 1"])
+        case .cancelled: #expect(attempts == ["none cancelled 1"])
+        case .failedMidBody:
+            #expect(attempts.count == 1)
+            #expect(attempts.first?.contains("transport_error") == true)
+        default: #expect(attempts == ["2xx success 1"])
+        }
+        // URLSession measures no transfer phases; another transport may.
+        if TestTransport.kind == .urlSession {
+            #expect(snapshot.family("networkagent_transfer_phase_seconds")?.samples.isEmpty == true)
+        }
+    }
+}

@@ -1,0 +1,20 @@
+import Foundation
+import NetworkAgent
+import NetworkAgentCurl
+
+extension TestTransport {
+    /// A `CurlTransport` with the settings the tests ask for and the defaults otherwise.
+    static func makeCurl(
+        maximumRedirects: Int,
+        streamBufferLimit: Int?,
+        maximumConnectionsPerHost: Int?
+    ) -> any HTTPTransport {
+        var configuration = CurlTransport.Configuration(maximumRedirects: maximumRedirects)
+        if let streamBufferLimit { configuration.streamBufferLimit = streamBufferLimit }
+        if let maximumConnectionsPerHost { configuration.maximumConnectionsPerHost = maximumConnectionsPerHost }
+        return CurlTransport(configuration: configuration)
+    }
+
+    /// `CurlTransport` does not count its transfers (yet): `nil`, so the tests check what the server saw instead.
+    static func curlActiveTransfers(of transport: any HTTPTransport) -> Int? { nil }
+}
