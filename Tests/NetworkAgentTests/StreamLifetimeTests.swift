@@ -11,8 +11,11 @@ import FoundationNetworking
 
 /// How long a streamed exchange lives: what ends it when nobody reads the body, and the deadline of an error body.
 @Suite struct StreamLifetimeTests {
+    /// The test's own transport, alive for the whole test; `aStreamOutlivesItsProviderAgentAndTransport` drops one.
+    let transport = TestTransport.make()
+
     func provider(_ plugins: [any NetworkAgentPlugin] = []) -> NetworkAgentProvider<TestEndpoint> {
-        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: TestTransport.make()))
+        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: transport))
     }
 
     func endpoint(_ server: LoopbackServer, timeout: Duration = .seconds(10)) -> TestEndpoint {
@@ -55,6 +58,20 @@ import FoundationNetworking
             #expect(server.openConnectionCount == 1)
         }
         #expect(await eventually(within: .seconds(1)) { server.openConnectionCount == 0 })
+    }
+
+    @Test func aStreamOutlivesItsProviderAgentAndTransport() async throws {
+        let server = try LoopbackServer { _ in
+            ServerResponse(body: .chunked([Data("a\n".utf8), Data("b\n".utf8)], interval: .milliseconds(50)))
+        }
+        defer { server.stop() }
+        // The provider, its agent and its transport are temporaries, released at the end of this statement: only
+        // the returned stream is left, as when a function returns a stream it opened with a provider of its own.
+        let stream = try await NetworkAgentProvider<TestEndpoint>(agent: NetworkAgent(transport: TestTransport.make()))
+            .stream(endpoint: endpoint(server))
+        var lines: [String] = []
+        for try await line in stream.body.lines() { lines.append(line) }
+        #expect(lines == ["a", "b"])
     }
 
     @Test("17.9 a plugin throwing in onResponse after a 2xx stream head closes the connection")
@@ -110,8 +127,10 @@ struct StreamEndRecorder: NetworkAgentPlugin {
 
 /// What plugins are told of the end of a streamed body (`NetworkAgentExchange.onStreamEnd`).
 @Suite struct StreamEndObserverTests {
+    let transport = TestTransport.make()
+
     func provider(_ plugins: [any NetworkAgentPlugin]) -> NetworkAgentProvider<TestEndpoint> {
-        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: TestTransport.make()))
+        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: transport))
     }
 
     func endpoint(_ server: LoopbackServer) -> TestEndpoint {
