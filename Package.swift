@@ -12,6 +12,7 @@ let plugins: [(name: String, dependencies: [Target.Dependency])] = [
     (name: "NetworkAgentDiskCache", dependencies: []),
     (name: "NetworkAgentMetrics", dependencies: []),
     (name: "NetworkAgentRetry", dependencies: []),
+    (name: "NetworkAgentRedisCache", dependencies: [.target(name: "NetworkAgentDiskCache"), "CHiredis"]),
 ]
 
 // MARK: - Core Library
@@ -38,6 +39,13 @@ var targets: [Target] = [
         path: "Sources/CZlib",
         pkgConfig: "zlib",
         providers: [.apt(["zlib1g-dev"]), .yum(["zlib-devel"]), .brew(["zlib"])]
+    ),
+    // hiredis, Redis's C client, for NetworkAgentRedisCache only: nothing else needs it installed to build.
+    .systemLibrary(
+        name: "CHiredis",
+        path: "Sources/CHiredis",
+        pkgConfig: "hiredis",
+        providers: [.apt(["libhiredis-dev"]), .brew(["hiredis"])]
     ),
 ]
 
@@ -78,13 +86,17 @@ targets += [
     ),
 ]
 
+// Plugins that link a system library beyond zlib (hiredis): left out of the example, so that `swift run pokedex` builds
+// on a machine without them.
+let examplePlugins = plugins.filter { $0.name != "NetworkAgentRedisCache" }
+
 // MARK: - Examples
 // The Pokédex command-line example and its offline PokeAPI mirror (Examples/Pokedex).
 products.append(.executable(name: "pokedex", targets: ["pokedex"]))
 targets += [
     .target(
         name: "PokedexCore",
-        dependencies: ["NetworkAgent", "NetworkAgentTestServer"] + plugins.map { .target(name: $0.name) },
+        dependencies: ["NetworkAgent", "NetworkAgentTestServer"] + examplePlugins.map { .target(name: $0.name) },
         path: "Examples/Pokedex/Sources/PokedexCore",
         resources: [.copy("Resources/pokeapi.json")]
     ),
@@ -123,6 +135,12 @@ targets += [
         name: "DiskCacheCrashWriter",
         dependencies: ["NetworkAgentDiskCache"],
         path: "Tests/DiskCacheCrashWriter"
+    ),
+    // A second process on a shared Redis store: the child of the Redis cache's multi-process tests. Not a product.
+    .executableTarget(
+        name: "RedisCacheWorker",
+        dependencies: ["NetworkAgent", "NetworkAgentDiskCache", "NetworkAgentRedisCache"],
+        path: "Tests/RedisCacheWorker"
     ),
 ]
 

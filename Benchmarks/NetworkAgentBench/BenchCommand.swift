@@ -29,6 +29,8 @@ enum BenchCommand {
             exit(LoopbackServeMode.run())
         case .measureUpload(let url, let file):
             exit(await UploadChildMode.run(url: url, file: file))
+        case .redisWorker(let arguments):
+            exit(await RedisWorkerMode.run(arguments))
         case .bench:
             exit(await BenchRunner.run(options))
         }

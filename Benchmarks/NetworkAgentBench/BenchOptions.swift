@@ -14,6 +14,8 @@ struct BenchOptions: Sendable {
         case serveLoopback
         /// Hidden: upload one file through the provider and print the peak memory (the `upload_rss` child).
         case measureUpload(url: URL, file: URL)
+        /// One process of `redis_coalesce` (hidden): the arguments after `--redis-worker`.
+        case redisWorker([String])
     }
 
     /// Which HTTP server the scenarios talk to.
@@ -75,6 +77,9 @@ struct BenchOptions: Sendable {
                 options.mode = .help
             case "--serve-loopback":
                 options.mode = .serveLoopback
+            case "--redis-worker":
+                options.mode = .redisWorker(Array(remaining))
+                remaining.removeAll()
             case "--measure-upload":
                 guard let url = remaining.popFirst().flatMap(URL.init(string:)), let file = remaining.popFirst() else {
                     throw BenchUsageError("--measure-upload needs a URL and a file")

@@ -17,6 +17,15 @@ struct Measurement: Sendable {
     /// The peak resident memory that belongs to this scenario in MiB, when the scenario measures it itself
     /// (a child process); otherwise the runner reads the bench process's own peak.
     var peakMemoryMiB: Double?
+    /// Whether the scenario was not run because something it needs is missing (see ``skipped(_:)``).
+    var isSkipped = false
+
+    /// Not run because something it needs is missing (e.g. a Redis): no figures, not a failure of the run.
+    static func skipped(_ reason: String) -> Measurement {
+        var measurement = Measurement(note: "skipped: \(reason)")
+        measurement.isSkipped = true
+        return measurement
+    }
 
     /// No figures, only a note.
     static func unavailable(_ note: String) -> Measurement {

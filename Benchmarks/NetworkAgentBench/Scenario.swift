@@ -104,5 +104,23 @@ struct Scenario: Sendable {
             usesServer: true,
             availability: .ready(PluginOverheadScenarios.metrics)
         ),
+        Scenario(
+            name: "redis_cache_hit",
+            summary: "fresh hits/s through the cache on a RedisStore vs GETs of the same stored bytes through the "
+                + "store's hiredis connections, 32 in flight; skipped without Redis",
+            unit: "req/s",
+            goal: .ratioAtLeast(0.5),
+            usesServer: true,
+            availability: .ready(RedisScenarios.hit)
+        ),
+        Scenario(
+            name: "redis_coalesce",
+            summary: "origin revalidations of one stale entry requested by 4 processes x 50 at once on a shared "
+                + "RedisStore; skipped without Redis",
+            unit: "req",
+            goal: .count(RedisScenarios.originRequests, equals: 1),
+            usesServer: false,
+            availability: .ready(RedisScenarios.coalesce)
+        ),
     ]
 }

@@ -18,6 +18,8 @@ struct ScenarioResult: Sendable {
     /// The peak resident memory of the process that did the work, in MiB.
     let peakRSSMiB: Double?
     let note: String?
+    /// Whether the scenario was skipped (the note says why); not in the JSON.
+    let skipped: Bool
 
     init(scenario: Scenario, measurement: Measurement, server: String?, peakRSSMiB: Double?) {
         let range = measurement.range(for: scenario.goal)
@@ -34,6 +36,7 @@ struct ScenarioResult: Sendable {
         self.server = server
         self.peakRSSMiB = peakRSSMiB
         self.note = measurement.note
+        self.skipped = measurement.isSkipped
     }
 
     /// The row as a JSON object, keys in the order of the table.

@@ -168,6 +168,26 @@ struct CachePolicy: Sendable {
         return unusable
     }
 
+    /// How long a response being stored stays useful (see ``EntryRetention``): fresh for the rest of its freshness
+    /// lifetime, then stale for the longest of its `stale-while-revalidate` and `stale-if-error` windows and the
+    /// offline fallback (none for `no-cache` or `must-revalidate` responses, which are never served stale).
+    func retention(of entry: CachedEntry, now: Date) -> EntryRetention {
+        let response = CacheControl(entry.header("Cache-Control"))
+        let remaining = freshnessLifetime(of: entry) - currentAge(of: entry, now: now)
+        var window: TimeInterval = 0
+        if !response.noCache && !response.mustRevalidate {
+            window = max(
+                TimeInterval(response.staleWhileRevalidate?.seconds ?? 0),
+                TimeInterval(response.staleIfError?.seconds ?? 0),
+                offlineFallback
+            )
+        }
+        // A response already stale on arrival has used part of its stale window.
+        let fresh = max(0, remaining)
+        let stale = max(0, remaining < 0 ? window + remaining : window)
+        return EntryRetention(freshFor: .seconds(fresh), staleFor: .seconds(stale), hasValidator: hasValidator(entry))
+    }
+
     /// Whether a stored response may answer when the network fails or the origin answers 500, 502, 503 or 504:
     /// within the largest of the response's and the request's `stale-if-error` (RFC 5861 §4) and the offline
     /// fallback window, and never for `no-cache` or `must-revalidate` responses (RFC 9111 §4.2.4).

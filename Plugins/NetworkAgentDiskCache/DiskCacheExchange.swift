@@ -54,7 +54,7 @@ struct DiskCacheExchange: Sendable {
         let responseDate = now()
         guard let http = response as? HTTPURLResponse else { return (data, response) }
         if let fallback, let answer = staleAnswerOnServerError(fallback, status: http.statusCode) { return answer }
-        save(data: data, response: http, requestDate: requestDate, responseDate: responseDate)
+        await save(data: data, response: http, requestDate: requestDate, responseDate: responseDate)
         return (data, annotate(http, status: .miss))
     }
 
@@ -84,21 +84,23 @@ struct DiskCacheExchange: Sendable {
             let merged = policy.merging(headers, into: stored, requestDate: requestDate, responseDate: responseDate)
             state.record("revalidated", ["method": method])
             if policy.mayStore(method: method, request: directives, entry: merged) {
-                write(merged)
+                await write(merged)
             } else {
-                plugin.store.remove(stored.key)
+                await plugin.access.remove(stored.key)
             }
             if let answer = answer(with: merged, status: .revalidated, now: responseDate) { return answer }
             return (data, annotate(http, status: .miss))
         }
         if let answer = staleAnswerOnServerError(stored, status: http.statusCode) { return answer }
         state.record("miss", ["method": method, "reason": "modified"])
-        save(data: data, response: http, requestDate: requestDate, responseDate: responseDate)
+        await save(data: data, response: http, requestDate: requestDate, responseDate: responseDate)
         return (data, annotate(http, status: .miss))
     }
 
     /// Revalidates a stored response in an unstructured task, unless a refresh of the same entry is running
     /// (RFC 5861 §3: at most one background refresh per entry). The task inherits the caller's event observers.
+    /// On a shared store, the refresh runs only in the process that wins the store's revalidation claim
+    /// (``SharedResponseStore/claimRevalidation(of:)``).
     func refreshInBackground(_ stored: CachedEntry) {
         let id = stored.key.identifier
         guard state.beginRefresh(id) else { return }
@@ -114,11 +116,13 @@ struct DiskCacheExchange: Sendable {
         )
         Task {
             defer { refresh.state.endRefresh(id) }
+            guard let claimed = await refresh.claimRevalidation(of: stored) else { return }
             do {
-                _ = try await refresh.validate(stored)
+                _ = try await refresh.validate(claimed)
             } catch {
                 refresh.state.record("error", ["reason": "refresh_failed", "method": refresh.method])
             }
+            await refresh.releaseRevalidation(of: stored)
         }
     }
 
@@ -129,7 +133,7 @@ struct DiskCacheExchange: Sendable {
     /// The response is filed under the URL it came from. When the transport followed redirects, that is not the
     /// request's URL: the cache saw only the final response, not the redirects, so nothing is stored under the
     /// first URL, and what was stored there goes (its latest answer was a redirect the cache could not store).
-    private func save(data: Data, response: HTTPURLResponse, requestDate: Date, responseDate: Date) {
+    private func save(data: Data, response: HTTPURLResponse, requestDate: Date, responseDate: Date) async {
         let headers = Self.headerFields(of: response)
         let varyNames = CacheKey.varyNames(fromField: response.value(forHTTPHeaderField: "Vary"))
         let redirected = isRedirected(response)
@@ -138,7 +142,7 @@ struct DiskCacheExchange: Sendable {
         // The origin's latest (non-error) word on this resource replaces what is stored, whether or not it can be
         // stored itself. A server error leaves the stored response alone, for stale-if-error.
         let replaces = !directives.noStore && response.statusCode < 500
-        if redirected && replaces { removeAllVariants(of: request) }
+        if redirected && replaces { await removeAllVariants(of: request) }
         let excluded = Set([plugin.configuration.statusHeader?.lowercased()].compactMap { $0 })
         let entry = CachedEntry(
             key: key,
@@ -153,14 +157,15 @@ struct DiskCacheExchange: Sendable {
             policy.mayStore(method: method, request: directives, entry: entry), policy.isWorthStoring(entry),
             entry.body.count <= plugin.configuration.maximumEntryBytes
         else {
-            if replaces { plugin.store.remove(key) }
+            if replaces { await plugin.access.remove(key) }
             return
         }
         // Variants filed under other Vary names come from an earlier configuration of the origin (§4.1).
-        for variant in plugin.store.variants(forPrimaryKey: key.primary) where variant.varyNames != key.varyNames {
-            plugin.store.remove(variant)
+        for variant in await plugin.access.variants(forPrimaryKey: key.primary)
+        where variant.varyNames != key.varyNames {
+            await plugin.access.remove(variant)
         }
-        write(entry)
+        await write(entry)
     }
 
     // MARK: Redirects
@@ -194,14 +199,14 @@ struct DiskCacheExchange: Sendable {
     }
 
     /// Removes every stored variant of the request's URL for this user.
-    private func removeAllVariants(of request: URLRequest) {
+    private func removeAllVariants(of request: URLRequest) async {
         guard let key = CacheKey(request: request) else { return }
-        for variant in plugin.store.variants(forPrimaryKey: key.primary) { plugin.store.remove(variant) }
+        for variant in await plugin.access.variants(forPrimaryKey: key.primary) { await plugin.access.remove(variant) }
     }
 
-    private func write(_ entry: CachedEntry) {
+    private func write(_ entry: CachedEntry) async {
         do {
-            let evicted = try plugin.store.store(entry)
+            let evicted = try await plugin.access.store(entry) { policy.retention(of: entry, now: now()) }
             state.record("stored", ["method": method, "status": "\(entry.statusCode)", "bytes": "\(entry.body.count)"])
             if evicted.entryCount > 0 {
                 state.record(

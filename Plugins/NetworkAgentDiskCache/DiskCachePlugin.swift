@@ -53,6 +53,8 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
 
     /// Where responses are kept.
     public let store: any ResponseStore
+    /// The store, called asynchronously when it is a ``SharedResponseStore``.
+    let access: ResponseStoreAccess
     /// How the plugin behaves.
     public let configuration: Configuration
     let policy: CachePolicy
@@ -65,6 +67,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
     ///   - configuration: How the plugin behaves.
     public init(store: any ResponseStore, configuration: Configuration = Configuration()) {
         self.store = store
+        self.access = ResponseStoreAccess(store)
         self.configuration = configuration
         self.policy = configuration.policy
     }
@@ -141,7 +144,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
             directives: directives,
             next: next
         )
-        let (stored, reason) = lookup(key, request: request)
+        let (stored, reason) = await lookup(key, request: request)
         guard let stored else {
             if directives.onlyIfCached { return exchange.onlyIfCachedFailure(reason: reason) }
             state.record("miss", ["method": method, "reason": reason])
@@ -180,7 +183,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
             }
         case .validate:
             if directives.onlyIfCached { return exchange.onlyIfCachedFailure(reason: "needs_validation") }
-            return try await exchange.validate(stored)
+            return try await exchange.validateCoalesced(stored)
         case .fetch:
             break
         }
@@ -199,18 +202,28 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         next: NetworkAgentExchange
     ) async throws -> (data: Data, response: URLResponse) {
         let result = try await next(request)
-        if !Self.safeMethods.contains(method) { invalidate(after: request, response: result.response) }
+        if !Self.safeMethods.contains(method) { await invalidate(after: request, response: result.response) }
         return result
     }
 
     /// The stored variant that matches the request, and if there is none, why (`not_stored`, `vary_mismatch`,
     /// `error`).
-    private func lookup(_ key: CacheKey, request: URLRequest) -> (CachedEntry?, reason: String) {
+    private func lookup(_ key: CacheKey, request: URLRequest) async -> (CachedEntry?, reason: String) {
+        if let shared = access.shared {
+            let entries: [CachedEntry]
+            do {
+                entries = try await shared.storedVariants(forPrimaryKey: key.primary)
+            } catch {
+                recordError(error)
+                return (nil, "error")
+            }
+            guard !entries.isEmpty else { return (nil, "not_stored") }
+            let match = entries.first { Self.selects(request, key: key, variant: $0.key) }
+            return match.map { ($0, "") } ?? (nil, "vary_mismatch")
+        }
         let variants = store.variants(forPrimaryKey: key.primary)
         guard !variants.isEmpty else { return (nil, "not_stored") }
-        for variant in variants where !variant.varyNames.contains("*") {
-            let candidate = variant.varyNames.isEmpty ? key : CacheKey(request: request, varyNames: variant.varyNames)
-            guard candidate == variant else { continue }
+        for variant in variants where Self.selects(request, key: key, variant: variant) {
             do {
                 guard let entry = try store.entry(for: variant) else { return (nil, "not_stored") }
                 return (entry, "")
@@ -222,9 +235,16 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         return (nil, "vary_mismatch")
     }
 
+    /// Whether a stored variant answers a request whose key, without varying headers, is `key` (RFC 9111 §4.1).
+    static func selects(_ request: URLRequest, key: CacheKey, variant: CacheKey) -> Bool {
+        guard !variant.varyNames.contains("*") else { return false }
+        let candidate = variant.varyNames.isEmpty ? key : CacheKey(request: request, varyNames: variant.varyNames)
+        return candidate == variant
+    }
+
     /// Removes the stored responses an unsafe request with a non-error answer invalidates (RFC 9111 §4.4): its
     /// URL's, and those of `Location` and `Content-Location` when they are on the same origin.
-    private func invalidate(after request: URLRequest, response: URLResponse) {
+    private func invalidate(after request: URLRequest, response: URLResponse) async {
         guard let http = response as? HTTPURLResponse, (200..<400).contains(http.statusCode), let url = request.url
         else { return }
         var targets = [url]
@@ -236,7 +256,10 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
             else { continue }
             targets.append(target)
         }
-        let removed = Set(targets.compactMap(CacheKey.normalizedURL)).reduce(0) { $0 + store.removeEntries(forURL: $1) }
+        var removed = 0
+        for target in Set(targets.compactMap(CacheKey.normalizedURL)) {
+            removed += await access.removeEntries(forURL: target)
+        }
         if removed > 0 {
             state.record(
                 "invalidated",

@@ -22,9 +22,9 @@ import Foundation
 /// rebuild its index from the prefixes and keys alone, without reading metadata or body; the file length must be
 /// exactly `32 + K + M + B`. The trailing checksum covers the whole entry and is verified before an entry is
 /// served. Any mismatch — a torn write, a truncated file, flipped bits — is a ``Failure``, and the entry is dropped.
-enum EntryCodec {
+package enum EntryCodec {
     /// Why bytes are not a valid entry.
-    enum Failure: Error, Equatable {
+    package enum Failure: Error, Equatable {
         case badMagic
         case unsupportedVersion
         case badLength
@@ -55,7 +55,7 @@ enum EntryCodec {
     static let maximumSectionLength = 4 << 20
 
     /// Encodes an entry.
-    static func encode(_ entry: CachedEntry) -> Data {
+    package static func encode(_ entry: CachedEntry) -> Data {
         var key = Writer()
         for text in [entry.key.method, entry.key.url, entry.key.credential, entry.key.variant] { key.string(text) }
         key.list(entry.key.varyNames) { $0.string($1) }
@@ -133,7 +133,7 @@ enum EntryCodec {
     }
 
     /// Decodes a whole entry file, verifying both checksums and the length.
-    static func decode(_ data: Data) throws(Failure) -> CachedEntry {
+    package static func decode(_ data: Data) throws(Failure) -> CachedEntry {
         let prefix = try decodePrefix(data)
         guard data.count == prefix.totalLength else { throw .badLength }
         let start = data.startIndex

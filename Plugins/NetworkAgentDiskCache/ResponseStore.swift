@@ -3,6 +3,10 @@
 /// A store files entries under their ``CacheKey``; it knows nothing of HTTP semantics. Implementations must be
 /// thread-safe (one store serves many concurrent requests), must never hand out an entry that was not stored
 /// whole, and should bound their size, evicting least recently used entries.
+///
+/// The plugin calls these methods directly on the task of the request, so they must not wait long: a store in
+/// another process (Redis) conforms to ``SharedResponseStore`` as well, whose asynchronous methods the plugin calls
+/// instead.
 public protocol ResponseStore: Sendable {
     /// The keys of every stored variant of one resource for one user.
     ///

@@ -3,7 +3,7 @@
 /// The cache needs a hash that two different users' credentials cannot be made to collide in, and that does not
 /// reveal the credential when an entry's header is read from disk; a non-cryptographic hash gives neither. The core
 /// must not depend on a crypto library, so this is the plain algorithm: correct and allocation-free, not tuned.
-struct SHA256 {
+package struct SHA256 {
     private static let roundConstants: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
         0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
@@ -72,7 +72,7 @@ struct SHA256 {
     }
 
     /// The digest of a string's UTF-8 bytes as 64 lowercase hex digits.
-    static func hex(_ text: String) -> String {
+    package static func hex(_ text: String) -> String {
         var hasher = SHA256()
         hasher.update(text)
         return hexString(hasher.finalize())

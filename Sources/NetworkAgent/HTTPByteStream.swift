@@ -10,7 +10,7 @@ import FoundationNetworking
 /// the `for try await` loop, or cancelling the iterating task, cancels the network task at once; so does dropping
 /// the body (every copy of it, and of the ``HTTPStreamResponse`` holding it) without iterating it. A slow consumer
 /// does not make memory grow without bound: a transport that can pause its transfer (one that builds its bodies
-/// with ``makeStream(bufferLimit:onDemand:onTermination:)``, like the curl transport) pauses it while its buffer
+/// with ``HTTPBodySequence/makeStream(bufferLimit:onDemand:onTermination:)``, like the curl transport) pauses it while its buffer
 /// limit waits unread; FoundationNetworking cannot pause a download, so with ``URLSessionTransport`` when more than
 /// its `streamBufferLimit` (64 MiB by default) bytes wait unread the stream ends with
 /// ``NetworkAgentError/Code/streamOverflow`` and the download is cancelled.

@@ -330,6 +330,7 @@ import Testing
                 "-typecheck", "-swift-version", "6", "-I", modules.path,
                 "-I", Self.packageRoot.appendingPathComponent("Sources/CZlib").path,
                 "-I", Self.packageRoot.appendingPathComponent("Sources/CCurl/include").path,
+                "-I", Self.packageRoot.appendingPathComponent("Sources/CHiredis").path,
             ] + sources
         )
         #expect(result.status == 0, "\(snippet) does not compile:\n\(result.output)\(result.error)")

@@ -1,0 +1,72 @@
+/// The Lua scripts a ``RedisStore`` runs, each one command and atomic: loaded once per connection with
+/// `SCRIPT LOAD` and called with `EVALSHA`.
+///
+/// Keys: `<prefix>:e:<identifier>` an entry (EntryCodec bytes, with a TTL); `<prefix>:v:<primary key>` the set of
+/// identifiers of one resource's variants for one user; `<prefix>:u:<url>` the set of variant-set keys for one URL;
+/// `<prefix>:l:<identifier>` a revalidation lock. The scripts build entry keys from the identifiers they read, so
+/// they need a standalone Redis (or one shard), not a cluster.
+enum RedisScript: Int, CaseIterable, Sendable {
+    /// KEYS[1] the variant set; ARGV[1] the entry-key prefix. Returns identifier, value, identifier, value, …; drops
+    /// identifiers whose entry expired or was evicted from the set.
+    case read
+    /// KEYS[1] the entry, KEYS[2] the variant set, KEYS[3] the URL set; ARGV[1] the bytes, ARGV[2] the TTL in ms,
+    /// ARGV[3] the identifier. Writes the entry with `SET … PX` and lets both sets live at least as long.
+    case write
+    /// KEYS[1] the entry, KEYS[2] the variant set; ARGV[1] the identifier. Returns the number of entries removed.
+    case remove
+    /// KEYS[1] the URL set; ARGV[1] the entry-key prefix. Removes every entry of every variant set it lists.
+    case removeURL
+    /// KEYS[1] the lock; ARGV[1] the holder's token. Deletes the lock only if that holder still has it.
+    case release
+
+    var source: String {
+        switch self {
+        case .read:
+            """
+            local out = {}
+            for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+              local value = redis.call('GET', ARGV[1] .. id)
+              if value then
+                out[#out + 1] = id
+                out[#out + 1] = value
+              else
+                redis.call('SREM', KEYS[1], id)
+              end
+            end
+            return out
+            """
+        case .write:
+            """
+            local ttl = tonumber(ARGV[2])
+            redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+            redis.call('SADD', KEYS[2], ARGV[3])
+            if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+            redis.call('SADD', KEYS[3], KEYS[2])
+            if redis.call('PTTL', KEYS[3]) < ttl then redis.call('PEXPIRE', KEYS[3], ttl) end
+            return 1
+            """
+        case .remove:
+            """
+            redis.call('SREM', KEYS[2], ARGV[1])
+            return redis.call('DEL', KEYS[1])
+            """
+        case .removeURL:
+            """
+            local removed = 0
+            for _, set in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+              for _, id in ipairs(redis.call('SMEMBERS', set)) do
+                removed = removed + redis.call('DEL', ARGV[1] .. id)
+              end
+              redis.call('DEL', set)
+            end
+            redis.call('DEL', KEYS[1])
+            return removed
+            """
+        case .release:
+            """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+            return 0
+            """
+        }
+    }
+}

@@ -1,0 +1,382 @@
+import CHiredis
+import Foundation
+import NetworkAgent
+import NetworkAgentDiskCache
+
+/// A ``/NetworkAgentDiskCache/SharedResponseStore`` in Redis: one HTTP cache for every replica of a service, with
+/// the disk cache's rules (``/NetworkAgentDiskCache/DiskCachePlugin``) in front of it.
+///
+/// ```swift
+/// import NetworkAgentDiskCache
+/// import NetworkAgentRedisCache
+///
+/// func sharedCache() throws -> DiskCachePlugin {
+///     guard let url = URL(string: "redis://cache.internal:6379/0") else { throw URLError(.badURL) }
+///     let store = try RedisStore(url: url, keyPrefix: "inventory")
+///     // The cache goes last in the chain, as with the disk store.
+///     return .cache(store: store)
+/// }
+/// ```
+///
+/// - **Entries**: one key per entry (`<prefix>:e:<identifier>`), the disk cache's checksummed entry format, written
+///   with one `SET … PX` whose TTL covers the entry's freshness, its `stale-while-revalidate` / `stale-if-error`
+///   window and, for entries with an `ETag` or `Last-Modified`, ``Configuration/validatorKeepPeriod``. Redis expires
+///   and evicts them (`maxmemory-policy allkeys-lru` works: an evicted entry is a miss). A value that does not decode
+///   is ignored, deleted and reported as a `cache.error` event (`reason=corrupt_entry`); the next response replaces
+///   it. Bodies over ``Configuration/maximumEntryBytes`` are not shared.
+/// - **Variants**: a small set per resource and user (`<prefix>:v:<primary key>`), read with its entries in one
+///   script call, so a hit is one round trip.
+/// - **Revalidation coalescing**: a stale entry is revalidated by the one process that takes its lock
+///   (`SET <prefix>:l:<identifier> NX PX`); the others serve it stale within `stale-while-revalidate`, or wait up to
+///   ``Configuration/revalidationWaitLimit`` for the entry it stores.
+/// - **Never on the failure path**: a Redis that is down, slow (past ``Configuration/commandTimeout``) or answers
+///   garbage makes the cache miss and report a `cache.error` event; the request goes to the origin. Connections
+///   come back with backoff when Redis does.
+/// - **Threads**: each connection has its own thread running hiredis's blocking calls and pipelining the commands
+///   queued meanwhile; the plugin's calls suspend and never block Swift's cooperative pool. The synchronous
+///   ``/NetworkAgentDiskCache/ResponseStore`` methods block their caller: they are for scripts and tests.
+///
+/// TLS (`rediss://`) is not available: hiredis 0.14, as Debian ships it, has none (see ``Error/Code/tlsUnsupported``).
+public final class RedisStore: SharedResponseStore {
+    /// How the store reaches Redis and what it keeps there.
+    public let configuration: Configuration
+    private let connections: [RedisConnection]
+    private let nextConnection = Locked(0)
+    /// The tokens of this process's revalidation locks, by entry identifier.
+    private let claims = Locked([String: String]())
+    private let entryPrefix: String
+    private let entryPrefixData: Data
+
+    /// Creates a store. It connects lazily, on the first command, and reconnects by itself.
+    ///
+    /// - Parameter configuration: The server URL, key prefix, timeouts and limits.
+    /// - Throws: ``Error`` with ``Error/Code/invalidURL`` or ``Error/Code/tlsUnsupported`` when the URL cannot be
+    ///   used. An unreachable server does not throw: the cache then misses.
+    public init(configuration: Configuration) throws(RedisStore.Error) {
+        let endpoint = try RedisEndpoint(url: configuration.url)
+        self.configuration = configuration
+        self.connections = (0..<max(1, configuration.connectionCount)).map { _ in
+            RedisConnection(endpoint: endpoint, configuration: configuration)
+        }
+        self.entryPrefix = configuration.keyPrefix + ":e:"
+        self.entryPrefixData = Data(entryPrefix.utf8)
+    }
+
+    /// Creates a store with default settings but for the server and the key prefix.
+    ///
+    /// - Parameters:
+    ///   - url: The server: `redis://[[user]:password@]host[:port][/db]`.
+    ///   - keyPrefix: Prepended to every key. Defaults to ``Configuration/defaultKeyPrefix``.
+    /// - Throws: ``Error`` with ``Error/Code/invalidURL`` or ``Error/Code/tlsUnsupported``.
+    public convenience init(url: URL, keyPrefix: String = Configuration.defaultKeyPrefix) throws(RedisStore.Error) {
+        try self.init(configuration: Configuration(url: url, keyPrefix: keyPrefix))
+    }
+
+    deinit {
+        for connection in connections { connection.close() }
+    }
+
+    // MARK: SharedResponseStore
+
+    /// Every stored variant of one resource for one user, read in one round trip.
+    ///
+    /// - Parameter primaryKey: A `CacheKey.primary` value.
+    /// - Returns: The entries that decode; a corrupt value is left out, deleted and reported.
+    /// - Throws: `DiskCachePlugin.Error` (``/NetworkAgentDiskCache/DiskCachePlugin/Error/Code/unavailable`` or
+    ///   ``/NetworkAgentDiskCache/DiskCachePlugin/Error/Code/io``) when Redis could not answer.
+    public func storedVariants(forPrimaryKey primaryKey: String) async throws -> [CachedEntry] {
+        let reply = await connection().command(readArguments(primaryKey), script: .read)
+        return try decodeVariants(reply, primaryKey: primaryKey)
+    }
+
+    /// Stores an entry with a TTL of its usable life, plus ``Configuration/validatorKeepPeriod`` when it has a
+    /// validator. A body over ``Configuration/maximumEntryBytes``, or a TTL under a millisecond, is not stored and
+    /// removes the entry it would replace.
+    ///
+    /// - Parameters:
+    ///   - entry: The entry.
+    ///   - retention: How long the entry can be useful.
+    /// - Returns: An empty usage: Redis evicts by itself and does not say what.
+    /// - Throws: `DiskCachePlugin.Error` when Redis did not store it.
+    @discardableResult
+    public func store(_ entry: CachedEntry, retention: EntryRetention) async throws -> ResponseStoreUsage {
+        guard let arguments = writeArguments(entry, retention: retention) else {
+            await removeEntry(entry.key)
+            return ResponseStoreUsage()
+        }
+        try Self.check(await connection().command(arguments, script: .write))
+        return ResponseStoreUsage()
+    }
+
+    /// Removes one entry, if it is stored; a failure is ignored (the entry expires by itself).
+    ///
+    /// - Parameter key: The entry's key.
+    public func removeEntry(_ key: CacheKey) async {
+        _ = await connection().command(removeArguments(key), script: .remove)
+    }
+
+    /// Removes every entry for a URL, whatever its method, user or variant.
+    ///
+    /// - Parameter url: A normalised URL, as in `CacheKey.url`.
+    /// - Returns: The number of entries removed; zero when Redis could not be asked.
+    @discardableResult
+    public func removeEntries(matchingURL url: String) async -> Int {
+        let reply = await connection().command(removeURLArguments(url), script: .removeURL)
+        if case .success(.integer(let count)) = reply { return count }
+        return 0
+    }
+
+    /// Takes the entry's revalidation lock for ``Configuration/revalidationLockDuration``, with `SET NX PX`.
+    ///
+    /// - Parameter key: The key of the stale entry.
+    /// - Returns: `true` when this caller holds the lock now, or Redis could not be asked (no request waits on a
+    ///   lock it cannot see); `false` when another holder has it.
+    public func claimRevalidation(of key: CacheKey) async -> Bool {
+        let identifier = key.identifier
+        let token = UUID().uuidString
+        let milliseconds = max(1, configuration.revalidationLockDuration.roundedMilliseconds)
+        let reply = await connection().command([
+            Data("SET".utf8), Data(lockKey(identifier).utf8), Data(token.utf8), Data("NX".utf8), Data("PX".utf8),
+            Data("\(milliseconds)".utf8),
+        ])
+        switch reply {
+        case .success(.status):
+            claims.withLock { $0[identifier] = token }
+            return true
+        case .success(.null):
+            return false
+        default:
+            return true
+        }
+    }
+
+    /// Releases a lock taken by ``claimRevalidation(of:)``, if this store still holds it.
+    ///
+    /// - Parameter key: The key given to ``claimRevalidation(of:)``.
+    public func releaseRevalidation(of key: CacheKey) async {
+        let identifier = key.identifier
+        guard let token = claims.withLock({ $0.removeValue(forKey: identifier) }) else { return }
+        _ = await connection().command(
+            [Data("1".utf8), Data(lockKey(identifier).utf8), Data(token.utf8)],
+            script: .release
+        )
+    }
+
+    /// See ``Configuration/revalidationWaitLimit``.
+    public var revalidationWaitLimit: Duration { configuration.revalidationWaitLimit }
+
+    // MARK: ResponseStore (blocking)
+
+    /// The keys of every stored variant of one resource for one user. Blocks the calling thread.
+    ///
+    /// - Parameter primaryKey: A `CacheKey.primary` value.
+    /// - Returns: The keys; empty when nothing is stored or Redis could not answer.
+    public func variants(forPrimaryKey primaryKey: String) -> [CacheKey] {
+        let reply = connection().blockingCommand(readArguments(primaryKey), script: .read)
+        return ((try? decodeVariants(reply, primaryKey: primaryKey)) ?? []).map(\.key)
+    }
+
+    /// Reads an entry. Blocks the calling thread.
+    ///
+    /// - Parameter key: The entry's key.
+    /// - Returns: The entry, or `nil` when none is stored (or it was corrupt, and has been deleted).
+    /// - Throws: `DiskCachePlugin.Error` when Redis could not answer.
+    public func entry(for key: CacheKey) throws -> CachedEntry? {
+        let reply = connection().blockingCommand(readArguments(key.primary), script: .read)
+        return try decodeVariants(reply, primaryKey: key.primary).first { $0.key == key }
+    }
+
+    /// Stores an entry without knowing its HTTP lifetime: it is kept for ``Configuration/validatorKeepPeriod``, at
+    /// least a minute. The cache plugin never calls this; it stores through ``store(_:retention:)``. Blocks the
+    /// calling thread.
+    ///
+    /// - Parameter entry: The entry.
+    /// - Returns: An empty usage.
+    /// - Throws: `DiskCachePlugin.Error` when Redis did not store it.
+    @discardableResult
+    public func store(_ entry: CachedEntry) throws -> ResponseStoreUsage {
+        let keep = max(.seconds(60), configuration.validatorKeepPeriod)
+        let retention = EntryRetention(freshFor: keep, staleFor: .zero, hasValidator: false)
+        guard let arguments = writeArguments(entry, retention: retention) else {
+            remove(entry.key)
+            return ResponseStoreUsage()
+        }
+        try Self.check(connection().blockingCommand(arguments, script: .write))
+        return ResponseStoreUsage()
+    }
+
+    /// Removes one entry. Blocks the calling thread.
+    ///
+    /// - Parameter key: The entry's key.
+    public func remove(_ key: CacheKey) {
+        _ = connection().blockingCommand(removeArguments(key), script: .remove)
+    }
+
+    /// Removes every entry for a URL. Blocks the calling thread.
+    ///
+    /// - Parameter url: A normalised URL.
+    /// - Returns: The number of entries removed.
+    @discardableResult
+    public func removeEntries(forURL url: String) -> Int {
+        let reply = connection().blockingCommand(removeURLArguments(url), script: .removeURL)
+        if case .success(.integer(let count)) = reply { return count }
+        return 0
+    }
+
+    /// Removes every key under ``Configuration/keyPrefix`` (a `SCAN` and `UNLINK` pass). Blocks the calling thread.
+    public func removeAll() {
+        var cursor = "0"
+        repeat {
+            let reply = connection().blockingCommand([
+                Data("SCAN".utf8), Data(cursor.utf8), Data("MATCH".utf8),
+                Data((Self.globEscaped(configuration.keyPrefix) + ":*").utf8), Data("COUNT".utf8), Data("500".utf8),
+            ])
+            guard case .success(.array(let parts)) = reply, parts.count == 2, case .string(let next) = parts[0],
+                case .array(let keys) = parts[1]
+            else { return }
+            let names = keys.compactMap { key -> Data? in if case .string(let name) = key { name } else { nil } }
+            if !names.isEmpty { _ = connection().blockingCommand([Data("UNLINK".utf8)] + names) }
+            cursor = String(decoding: next, as: UTF8.self)
+        } while cursor != "0"
+    }
+
+    /// Always empty: Redis holds the entries of every process and evicts by itself. Its `INFO memory` and
+    /// `INFO keyspace` tell what it holds.
+    public var usage: ResponseStoreUsage { ResponseStoreUsage() }
+
+    // MARK: For tests and benchmarks
+
+    /// Sends one command as is, on one of the store's connections; `nil` when Redis could not answer.
+    package func rawCommand(_ arguments: [Data]) async -> RedisReply? {
+        try? await connection().command(arguments).get()
+    }
+
+    /// The Redis key an entry is stored under.
+    package func redisKey(for key: CacheKey) -> String { entryPrefix + key.identifier }
+
+    // MARK: Commands
+
+    private func connection() -> RedisConnection {
+        guard connections.count > 1 else { return connections[0] }
+        let index = nextConnection.withLock { next in
+            next = (next + 1) % connections.count
+            return next
+        }
+        return connections[index]
+    }
+
+    private func variantSetKey(_ primaryKey: String) -> String { configuration.keyPrefix + ":v:" + primaryKey }
+    private func urlSetKey(_ url: String) -> String { configuration.keyPrefix + ":u:" + url }
+    private func lockKey(_ identifier: String) -> String { configuration.keyPrefix + ":l:" + identifier }
+
+    private func readArguments(_ primaryKey: String) -> [Data] {
+        [Data("1".utf8), Data(variantSetKey(primaryKey).utf8), entryPrefixData]
+    }
+
+    private func removeArguments(_ key: CacheKey) -> [Data] {
+        let identifier = key.identifier
+        return [
+            Data("2".utf8), Data((entryPrefix + identifier).utf8), Data(variantSetKey(key.primary).utf8),
+            Data(identifier.utf8),
+        ]
+    }
+
+    private func removeURLArguments(_ url: String) -> [Data] {
+        [Data("1".utf8), Data(urlSetKey(url).utf8), entryPrefixData]
+    }
+
+    /// The write script's arguments, or `nil` when the entry is not to be stored (too large, no life left).
+    private func writeArguments(_ entry: CachedEntry, retention: EntryRetention) -> [Data]? {
+        guard entry.body.count <= configuration.maximumEntryBytes else { return nil }
+        let keep = retention.hasValidator ? max(.zero, configuration.validatorKeepPeriod) : .zero
+        let milliseconds = (retention.usableFor + keep).roundedMilliseconds
+        guard milliseconds > 0 else { return nil }
+        let identifier = entry.key.identifier
+        return [
+            Data("3".utf8), Data((entryPrefix + identifier).utf8), Data(variantSetKey(entry.key.primary).utf8),
+            Data(urlSetKey(entry.key.url).utf8), EntryCodec.encode(entry), Data("\(milliseconds)".utf8),
+            Data(identifier.utf8),
+        ]
+    }
+
+    /// The entries of a read script's reply. Values that do not decode, or decode to another resource's entry,
+    /// are deleted and reported.
+    private func decodeVariants(
+        _ reply: Result<RedisReply, RedisStore.Error>,
+        primaryKey: String
+    ) throws(DiskCachePlugin.Error) -> [CachedEntry] {
+        let items: [RedisReply]
+        switch reply {
+        case .failure(let error):
+            throw DiskCachePlugin.Error(
+                error.code == .connectionFailed ? .unavailable : .io,
+                "Redis: \(error.message)"
+            )
+        case .success(.array(let array)):
+            items = array
+        case .success(.error(let message)):
+            throw DiskCachePlugin.Error(.io, "Redis: \(message)")
+        case .success:
+            throw DiskCachePlugin.Error(.io, "Redis: unexpected reply to a read")
+        }
+        var entries: [CachedEntry] = []
+        var corrupt: [String] = []
+        var index = 0
+        while index + 1 < items.count {
+            defer { index += 2 }
+            guard case .string(let identifierBytes) = items[index] else { continue }
+            let identifier = String(decoding: identifierBytes, as: UTF8.self)
+            guard case .string(let value) = items[index + 1], let entry = try? EntryCodec.decode(value),
+                entry.key.primary == primaryKey
+            else {
+                corrupt.append(identifier)
+                continue
+            }
+            entries.append(entry)
+        }
+        for identifier in corrupt { dropCorrupt(identifier, primaryKey: primaryKey) }
+        return entries
+    }
+
+    /// Deletes a value that is not an entry of this resource and emits `cache.error` (`reason=corrupt_entry`).
+    private func dropCorrupt(_ identifier: String, primaryKey: String) {
+        NetworkAgentEvents.emit(
+            NetworkAgentEvent(
+                source: DiskCachePlugin.eventSource,
+                name: "error",
+                attributes: ["reason": DiskCachePlugin.Error.Code.corruptEntry.description, "store": "redis"]
+            )
+        )
+        connection().send(
+            [
+                Data("2".utf8), Data((entryPrefix + identifier).utf8), Data(variantSetKey(primaryKey).utf8),
+                Data(identifier.utf8),
+            ],
+            script: .remove
+        ) { _ in }
+    }
+
+    /// Throws unless a write script answered 1.
+    private static func check(_ reply: Result<RedisReply, RedisStore.Error>) throws(DiskCachePlugin.Error) {
+        switch reply {
+        case .success(.integer(1)):
+            return
+        case .failure(let error):
+            throw DiskCachePlugin.Error(error.code == .connectionFailed ? .unavailable : .io, "Redis: \(error.message)")
+        case .success(.error(let message)):
+            throw DiskCachePlugin.Error(.io, "Redis: \(message)")
+        case .success:
+            throw DiskCachePlugin.Error(.io, "Redis: unexpected reply to a write")
+        }
+    }
+
+    /// A key prefix with the glob characters of `SCAN … MATCH` escaped.
+    private static func globEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if "*?[]\\".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import NetworkAgent
+import NetworkAgentDiskCache
+import NetworkAgentRedisCache
+import NetworkAgentTestServer
+import NetworkAgentTestTransports
+import NetworkAgentTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Several processes on one Redis: they share entries, and one of them revalidates a stale entry for all.
+///
+/// The other processes are `RedisCacheWorker` children; the origin is a loopback server in this process, which
+/// counts what reaches it.
+@Suite(.enabled(if: RedisTestServer.isAvailable, RedisTestServer.skipReason))
+struct RedisSharingTests {
+    /// Runs workers to their end (started together when there are several) and returns their summaries: counts
+    /// by name (`ok`, `failed`, `hit`, `stale`, `revalidated`, `miss`).
+    static func runWorkers(
+        _ count: Int,
+        redis: URL,
+        prefix: String,
+        resource: URL,
+        requests: Int,
+        clockOffset: Int
+    ) async throws -> [[String: Int]] {
+        let executable = try siblingExecutable("RedisCacheWorker").path
+        let barrier = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "redis-barrier-\(UUID().uuidString)"
+        )
+        try FileManager.default.createDirectory(at: barrier, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: barrier) }
+        let arguments = [
+            redis.absoluteString, prefix, resource.absoluteString, "\(requests)", "\(clockOffset)", barrier.path,
+        ]
+        let workers = (0..<count).map { _ in Task { try await ChildProcess.run(executable, arguments) } }
+        let allReady = await eventually(within: .seconds(60)) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: barrier.path)) ?? []).count == count
+        }
+        #expect(allReady, "the workers did not all start")
+        _ = FileManager.default.createFile(atPath: barrier.appendingPathComponent("go").path, contents: nil)
+        var summaries: [[String: Int]] = []
+        for worker in workers {
+            let result = try await worker.value
+            #expect(result.status == 0, "worker: \(result.error)")
+            var counts: [String: Int] = [:]
+            let line = result.output.split(separator: "\n").last { $0.hasPrefix("done ") } ?? ""
+            for field in line.split(separator: " ").dropFirst() {
+                let parts = field.split(separator: "=")
+                if parts.count == 2, let value = Int(parts[1]) { counts[String(parts[0])] = value }
+            }
+            summaries.append(counts)
+        }
+        return summaries
+    }
+
+    @Test func twoProcessesShareEntries() async throws {
+        let redis = try RedisTestServer.requireURL()
+        let prefix = RedisTestServer.uniquePrefix()
+        let origin = try LoopbackServer { _ in
+            .text("shared", headers: [("Date", httpDate(Date())), ("Cache-Control", "max-age=300")])
+        }
+        defer { origin.stop() }
+        let resource = origin.baseURL.appendingPathComponent("shared")
+        let first = try await Self.runWorkers(
+            1,
+            redis: redis,
+            prefix: prefix,
+            resource: resource,
+            requests: 1,
+            clockOffset: 0
+        )
+        #expect(first == [["ok": 1, "failed": 0, "hit": 0, "stale": 0, "revalidated": 0, "miss": 1]])
+        let second = try await Self.runWorkers(
+            1,
+            redis: redis,
+            prefix: prefix,
+            resource: resource,
+            requests: 1,
+            clockOffset: 0
+        )
+        #expect(second == [["ok": 1, "failed": 0, "hit": 1, "stale": 0, "revalidated": 0, "miss": 0]])
+        #expect(origin.requestCount == 1)
+        try RedisTestServer.makeStore(prefix: prefix).removeAll()
+    }
+
+    /// 4 processes × 50 concurrent requests for an entry that is stale for all of them (their clocks run two
+    /// minutes ahead of the one that stored it) and needs validation: one conditional request reaches the origin.
+    @Test func fiftyStaleHitsInEachOfFourProcessesRevalidateOnce() async throws {
+        let redis = try RedisTestServer.requireURL()
+        let prefix = RedisTestServer.uniquePrefix()
+        let offset = 120
+        let conditional = Locked(0)
+        let origin = try LoopbackServer { request in
+            // Dated on the workers' clock, so that the revalidated entry is fresh for them.
+            let date = httpDate(Date().addingTimeInterval(TimeInterval(offset)))
+            if request.header("If-None-Match") == "\"v1\"" {
+                conditional.withLock { $0 += 1 }
+                return ServerResponse(
+                    status: 304,
+                    headers: [("Date", date), ("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")],
+                    delay: .milliseconds(50)
+                )
+            }
+            return .text(
+                "popular",
+                headers: [("Date", httpDate(Date())), ("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]
+            )
+        }
+        defer { origin.stop() }
+        let resource = origin.baseURL.appendingPathComponent("popular")
+        // Stored by this process, at the wall-clock time.
+        let store = try RedisTestServer.makeStore(prefix: prefix)
+        let provider = NetworkAgentProvider<CacheEndpoint>(
+            plugins: [DiskCachePlugin(store: store)],
+            agent: TestTransport.agent()
+        )
+        _ = try await provider.request(endpoint: CacheEndpoint(baseURL: origin.baseURL, path: "/popular"))
+        #expect(origin.requestCount == 1)
+
+        let summaries = try await Self.runWorkers(
+            4,
+            redis: redis,
+            prefix: prefix,
+            resource: resource,
+            requests: 50,
+            clockOffset: offset
+        )
+        #expect(summaries.reduce(0) { $0 + ($1["ok"] ?? 0) } == 200)
+        #expect(summaries.reduce(0) { $0 + ($1["failed"] ?? 0) } == 0)
+        #expect(conditional.withLock { $0 } == 1, "conditional requests at the origin; workers: \(summaries)")
+        #expect(origin.requestCount == 2)
+        #expect(summaries.reduce(0) { $0 + ($1["revalidated"] ?? 0) } == 1)
+        store.removeAll()
+    }
+}
