@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentRedisCache
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import Testing
 
@@ -109,7 +110,10 @@ struct RedisRestartTests {
             .text("item \(request.path)", headers: [("Date", httpDate(Date())), ("Cache-Control", "max-age=300")])
         }
         defer { origin.stop() }
-        let provider = NetworkAgentProvider<CacheEndpoint>(plugins: [DiskCachePlugin(store: store)])
+        let provider = NetworkAgentProvider<CacheEndpoint>(
+            plugins: [DiskCachePlugin(store: store)],
+            agent: TestTransport.agent()
+        )
         let failures = Locked<[String]>([])
         let statuses = Locked<[CacheStatus?]>([])
         let running = Locked(true)

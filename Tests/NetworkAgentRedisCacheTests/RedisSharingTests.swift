@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentRedisCache
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import Testing
 
@@ -113,7 +114,10 @@ struct RedisSharingTests {
         let resource = origin.baseURL.appendingPathComponent("popular")
         // Stored by this process, at the wall-clock time.
         let store = try RedisTestServer.makeStore(prefix: prefix)
-        let provider = NetworkAgentProvider<CacheEndpoint>(plugins: [DiskCachePlugin(store: store)])
+        let provider = NetworkAgentProvider<CacheEndpoint>(
+            plugins: [DiskCachePlugin(store: store)],
+            agent: TestTransport.agent()
+        )
         _ = try await provider.request(endpoint: CacheEndpoint(baseURL: origin.baseURL, path: "/popular"))
         #expect(origin.requestCount == 1)
 

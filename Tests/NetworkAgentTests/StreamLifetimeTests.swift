@@ -11,8 +11,12 @@ import FoundationNetworking
 
 /// How long a streamed exchange lives: what ends it when nobody reads the body, and the deadline of an error body.
 @Suite struct StreamLifetimeTests {
+    /// The test's own transport, alive for the whole test; `aStreamWhoseTransportIsGoneEndsAsItsTransportDocuments`
+    /// drops one.
+    let transport = TestTransport.make()
+
     func provider(_ plugins: [any NetworkAgentPlugin] = []) -> NetworkAgentProvider<TestEndpoint> {
-        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: TestTransport.make()))
+        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: transport))
     }
 
     func endpoint(_ server: LoopbackServer, timeout: Duration = .seconds(10)) -> TestEndpoint {
@@ -55,6 +59,34 @@ import FoundationNetworking
             #expect(server.openConnectionCount == 1)
         }
         #expect(await eventually(within: .seconds(1)) { server.openConnectionCount == 0 })
+    }
+
+    /// A stream whose provider, agent and transport are gone: the transports differ, each as documented.
+    /// URLSessionTransport's session finishes its tasks after the transport is released, so the stream reads to its
+    /// end; CurlTransport's `deinit` stops its engine and fails what is in flight with a cancellation, closing the
+    /// connection. (An open design question for issue 19: a function that returns a stream opened on a provider of
+    /// its own works on one transport and not on the other.)
+    @Test func aStreamWhoseTransportIsGoneEndsAsItsTransportDocuments() async throws {
+        let server = try LoopbackServer { _ in
+            ServerResponse(body: .chunked([Data("a\n".utf8), Data("b\n".utf8)], interval: .milliseconds(50)))
+        }
+        defer { server.stop() }
+        // The provider, its agent and its transport are temporaries, released at the end of this statement: only
+        // the returned stream is left, as when a function returns a stream it opened with a provider of its own.
+        let stream = try await NetworkAgentProvider<TestEndpoint>(agent: NetworkAgent(transport: TestTransport.make()))
+            .stream(endpoint: endpoint(server))
+        var lines: [String] = []
+        switch TestTransport.kind {
+        case .urlSession:
+            for try await line in stream.body.lines() { lines.append(line) }
+            #expect(lines == ["a", "b"])
+        case .curl:
+            let error = await #expect(throws: NetworkAgentError.self) {
+                for try await line in stream.body.lines() { lines.append(line) }
+            }
+            #expect(error?.code == .cancelled)
+            #expect(await eventually { server.openConnectionCount == 0 })
+        }
     }
 
     @Test("17.9 a plugin throwing in onResponse after a 2xx stream head closes the connection")
@@ -110,8 +142,10 @@ struct StreamEndRecorder: NetworkAgentPlugin {
 
 /// What plugins are told of the end of a streamed body (`NetworkAgentExchange.onStreamEnd`).
 @Suite struct StreamEndObserverTests {
+    let transport = TestTransport.make()
+
     func provider(_ plugins: [any NetworkAgentPlugin]) -> NetworkAgentProvider<TestEndpoint> {
-        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: TestTransport.make()))
+        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: transport))
     }
 
     func endpoint(_ server: LoopbackServer) -> TestEndpoint {

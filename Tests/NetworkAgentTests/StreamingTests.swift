@@ -28,8 +28,12 @@ struct Reading: Codable, Equatable, Sendable {
 }
 
 @Suite struct StreamingTests {
+    /// The test's own transport, alive for the whole test (whether a stream outlives its transport is
+    /// StreamLifetimeTests' question).
+    let transport = TestTransport.make()
+
     func provider(_ plugins: [any NetworkAgentPlugin] = []) -> NetworkAgentProvider<TestEndpoint> {
-        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: TestTransport.make()))
+        NetworkAgentProvider(plugins: plugins, agent: NetworkAgent(transport: transport))
     }
 
     func endpoint(

@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentRedisCache
 import NetworkAgentTestServer
+import NetworkAgentTestTransports
 import NetworkAgentTesting
 import Testing
 
@@ -139,7 +140,7 @@ final class StoreHarness: Sendable {
         var configuration = DiskCachePlugin.Configuration(now: { [clock] in clock.date })
         configure(&configuration)
         plugin = DiskCachePlugin(store: store, configuration: configuration)
-        provider = NetworkAgentProvider(plugins: [plugin])
+        provider = NetworkAgentProvider(plugins: [plugin], agent: TestTransport.agent())
     }
 
     convenience init(
