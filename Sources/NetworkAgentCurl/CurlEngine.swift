@@ -30,7 +30,8 @@ final class CurlEngine: @unchecked Sendable {
         case add(CurlTransfer)
         case stop(CurlTransfer, CurlTransfer.Stop)
         case unpause(CurlTransfer)
-        case shutdown
+        /// The transport is gone: end the thread once nothing is in flight.
+        case release
     }
 
     private let multi: UnsafeMutableRawPointer
@@ -40,10 +41,12 @@ final class CurlEngine: @unchecked Sendable {
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var pool: [CurlEasyHandle] = []
     private var streamsAwaitingHeads: [ObjectIdentifier: CurlTransfer] = [:]
-    private let finished = DispatchSemaphore(value: 0)
-    private var thread: Thread?
+    /// The transport released the engine: the loop ends when the last transfer has.
+    private var released = false
     /// Pauses of streamed transfers for a slow consumer, in total (read by tests).
     let pauses = CurlLock(0)
+    /// Transfers on the multi handle now (read by tests: nothing left behind after a call).
+    let activeCount = CurlLock(0)
 
     init?(configuration: CurlTransport.Configuration) {
         guard let multi = curl_multi_init() else { return nil }
@@ -65,19 +68,19 @@ final class CurlEngine: @unchecked Sendable {
         } else {
             self.share = nil
         }
-        // The block holds the engine weakly (the engine holds the thread): the loop's own frame keeps it alive until
-        // shutdown, then the engine goes away with its last user.
+        // The block holds the engine weakly: the loop's own frame keeps it alive until the loop ends (released by
+        // its transport, nothing in flight), then the engine goes away with its last user (a body's callbacks).
         let thread = Thread { [weak self] in self?.run() }
         thread.name = "NetworkAgentCurl"
         thread.stackSize = 1 << 20
-        self.thread = thread
         thread.start()
     }
 
-    /// Stops the thread, failing what is in flight with a cancellation, and frees every handle.
-    func shutdown() {
-        submit(.shutdown)
-        if Thread.current !== thread { finished.wait() }
+    /// Tells the engine its transport is gone. What is in flight goes on: a stream the caller still reads outlives
+    /// its transport, as with URLSessionTransport; the thread ends, and the handles are freed, after the last
+    /// transfer (a body read to its end, dropped or cancelled).
+    func release() {
+        submit(.release)
     }
 
     func submit(_ command: Command) {
@@ -104,15 +107,16 @@ final class CurlEngine: @unchecked Sendable {
                 case .add(let transfer): add(transfer)
                 case .stop(let transfer, let reason): stop(transfer, reason)
                 case .unpause(let transfer): unpause(transfer)
-                case .shutdown:
-                    tearDown()
-                    finished.signal()
-                    return
+                case .release: released = true
                 }
             }
             incoming.removeAll(keepingCapacity: true)
             curl_multi_perform(multi, &running)
             drainMessages()
+            if released && active.isEmpty {
+                pool.removeAll()
+                return
+            }
             let timeout = expireHeadDeadlines()
             var ready: Int32 = 0
             curl_multi_poll(multi, nil, 0, timeout, &ready)
@@ -172,6 +176,7 @@ final class CurlEngine: @unchecked Sendable {
             return
         }
         active[easy.pointer] = transfer
+        activeCount.withLock { $0 = active.count }
         if transfer.headDeadline != nil { streamsAwaitingHeads[ObjectIdentifier(transfer)] = transfer }
     }
 
@@ -198,6 +203,7 @@ final class CurlEngine: @unchecked Sendable {
         guard let easy = transfer.easy else { return }
         curl_multi_remove_handle(multi, easy.pointer)
         active[easy.pointer] = nil
+        activeCount.withLock { $0 = active.count }
         streamsAwaitingHeads[ObjectIdentifier(transfer)] = nil
         if transfer.headersDone || code == CURLE_OK {
             transfer.timings = CurlOptions.timings(of: easy.pointer, complete: true)
@@ -243,8 +249,4 @@ final class CurlEngine: @unchecked Sendable {
         transfer.settle(error: error)
     }
 
-    private func tearDown() {
-        for transfer in Array(active.values) { stop(transfer, .cancelled) }
-        pool.removeAll()
-    }
 }

@@ -44,7 +44,9 @@ import Darwin
 /// `httpBodyStream` is read in chunks as libcurl sends it, chunked, once.
 ///
 /// Each transport owns its engine thread and connections; create one and keep it for the process (or as long as its
-/// connections are worth keeping). Its `deinit` fails what is in flight with a cancellation and stops the thread.
+/// connections are worth keeping). Once it is released, what is in flight goes on (a stream returned by a provider
+/// that is gone reads to its end, as with ``/NetworkAgent/URLSessionTransport``); the thread ends, and its
+/// connections close, after the last transfer.
 public final class CurlTransport: HTTPTransport {
     /// The settings the transport was created with.
     public let configuration: Configuration
@@ -60,11 +62,14 @@ public final class CurlTransport: HTTPTransport {
     }
 
     deinit {
-        engine?.shutdown()
+        engine?.release()
     }
 
     /// The number of times a streamed transfer was paused for a slow consumer so far (for tests).
     var pauseCount: Int { engine?.pauses.withLock { $0 } ?? 0 }
+
+    /// The transfers in flight (for this package's tests: nothing is left behind after a call).
+    package var activeTransferCount: Int { engine?.activeCount.withLock { $0 } ?? 0 }
 
     /// Sends a request, following redirects, within the request's `timeoutInterval`.
     ///
@@ -224,6 +229,10 @@ public final class CurlTransport: HTTPTransport {
         }
         var sent = request
         sent.sensitiveHeaderNames = []
+        // The transfer keeps its body as `body` below; without the request's copy, a self-deleting file body
+        // (FileBackedBodyStream) goes away with the caller's last reference, not when the engine thread lets go.
+        sent.httpBodyStream = nil
+        sent.httpBody = nil
         return CurlTransfer(
             request: sent,
             url: url,

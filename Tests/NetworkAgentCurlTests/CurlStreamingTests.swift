@@ -103,10 +103,13 @@ import FoundationNetworking
     }
 }
 
-/// A transport's engine thread ends with the transport, and what was in flight ends with a cancellation.
+/// A transport's engine outlives the transport while something is in flight, and ends after the last transfer.
 @Suite struct CurlLifetimeTests {
-    @Test func droppingTheTransportStopsItsEngineAndEndsOpenStreams() async throws {
-        let server = try LoopbackServer { _ in CurlStreamingTests.slowBody() }
+    @Test func aStreamOutlivesItsTransportAndTheEngineEndsAfterIt() async throws {
+        let server = try LoopbackServer { _ in
+            ServerResponse(body: .chunked([Data("a\n".utf8), Data("b\n".utf8)], interval: .milliseconds(50)))
+        }
+        defer { server.stop() }
         weak var engine: CurlEngine?
         var body: HTTPByteStream?
         do {
@@ -115,13 +118,38 @@ import FoundationNetworking
             #expect(engine != nil)
             body = try await transport.stream(request(server, "/s")).body
         }
+        var lines: [String] = []
+        for try await line in try #require(body).lines() { lines.append(line) }
+        #expect(lines == ["a", "b"], "the stream reads to its end after its transport was released")
+        body = nil
         // The thread holds its engine until its loop has ended: a nil weak reference means the thread is done.
         #expect(await eventually(within: .seconds(2)) { engine == nil })
         #expect(await eventually(within: .seconds(2)) { server.openConnectionCount == 0 })
-        var chunks: [Data] = []
-        let error = await networkError {
-            for try await chunk in try #require(body) { chunks.append(chunk) }
+    }
+
+    @Test func droppingTheLastStreamOfAReleasedTransportEndsItsEngine() async throws {
+        let server = try LoopbackServer { _ in CurlStreamingTests.slowBody() }
+        defer { server.stop() }
+        weak var engine: CurlEngine?
+        var body: HTTPByteStream?
+        do {
+            let transport = CurlTransport()
+            engine = transport.engine
+            body = try await transport.stream(request(server, "/s")).body
         }
-        #expect(error?.code == .cancelled)
+        #expect(engine != nil, "a transfer is in flight: the engine lives on")
+        #expect(body != nil)
+        body = nil
+        #expect(await eventually(within: .seconds(2)) { engine == nil })
+        #expect(await eventually(within: .seconds(2)) { server.openConnectionCount == 0 })
+    }
+
+    @Test func anIdleReleasedTransportEndsItsEngine() async throws {
+        weak var engine: CurlEngine?
+        do {
+            let transport = CurlTransport()
+            engine = transport.engine
+        }
+        #expect(await eventually(within: .seconds(2)) { engine == nil })
     }
 }

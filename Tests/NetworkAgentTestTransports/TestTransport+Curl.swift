@@ -15,6 +15,8 @@ extension TestTransport {
         return CurlTransport(configuration: configuration)
     }
 
-    /// `CurlTransport` does not count its transfers (yet): `nil`, so the tests check what the server saw instead.
-    static func curlActiveTransfers(of transport: any HTTPTransport) -> Int? { nil }
+    /// The transfers a `CurlTransport` has in flight; `nil` for another transport.
+    static func curlActiveTransfers(of transport: any HTTPTransport) -> Int? {
+        (transport as? CurlTransport)?.activeTransferCount
+    }
 }
