@@ -10,8 +10,9 @@ struct BenchOptions: Sendable {
         case list
         /// Print the usage.
         case help
-        /// Hidden: serve the benchmark routes on loopback until standard input closes (the server process).
-        case serveLoopback
+        /// Hidden: serve the benchmark routes on loopback until standard input closes (the server process), and
+        /// the file `gzipBody`, if given, at ``BenchRoutes/gzipBomb``.
+        case serveLoopback(gzipBody: URL?)
         /// Hidden: upload one file through the provider and print the peak memory (the `upload_rss` child).
         case measureUpload(url: URL, file: URL)
     }
@@ -74,7 +75,12 @@ struct BenchOptions: Sendable {
             case "-h", "--help":
                 options.mode = .help
             case "--serve-loopback":
-                options.mode = .serveLoopback
+                options.mode = .serveLoopback(gzipBody: nil)
+            case "--gzip-body":
+                guard case .serveLoopback = options.mode, let path = remaining.popFirst() else {
+                    throw BenchUsageError("--gzip-body needs --serve-loopback before it and a file")
+                }
+                options.mode = .serveLoopback(gzipBody: URL(fileURLWithPath: path))
             case "--measure-upload":
                 guard let url = remaining.popFirst().flatMap(URL.init(string:)), let file = remaining.popFirst() else {
                     throw BenchUsageError("--measure-upload needs a URL and a file")
