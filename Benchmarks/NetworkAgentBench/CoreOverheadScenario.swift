@@ -109,12 +109,40 @@ enum ThroughputComparison {
     ) async throws -> Measurement {
         _ = try await baseline(warmUpRequests)
         _ = try await subject(warmUpRequests)
+        var baselineCPU: [Double] = []
+        var subjectCPU: [Double] = []
         var measurement = try await Repetitions.interleaved(
             context.options.repetitions,
-            baseline: { try await baseline(total) },
-            subject: { try await subject(total) }
+            baseline: {
+                let start = ProcessCPU.seconds
+                let rate = try await baseline(total)
+                baselineCPU.append((ProcessCPU.seconds - start) / Double(total) * 1_000_000)
+                return rate
+            },
+            subject: {
+                let start = ProcessCPU.seconds
+                let rate = try await subject(total)
+                subjectCPU.append((ProcessCPU.seconds - start) / Double(total) * 1_000_000)
+                return rate
+            }
         )
-        measurement.note = "\(total) requests per repetition and side, \(concurrency) in flight"
+        measurement.note =
+            "\(total) requests per repetition and side, \(concurrency) in flight; "
+            + String(
+                format: "client CPU per request (this process, all threads): %.1f us, baseline %.1f us",
+                subjectCPU.median ?? 0,
+                baselineCPU.median ?? 0
+            )
         return measurement
+    }
+}
+
+/// The CPU time of this process, all threads, user and system.
+enum ProcessCPU {
+    /// Seconds of CPU since the process started (`CLOCK_PROCESS_CPUTIME_ID`).
+    static var seconds: Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000
     }
 }
