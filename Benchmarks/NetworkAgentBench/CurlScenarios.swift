@@ -117,8 +117,10 @@ enum CurlScenarios {
             return .notRun("needs nginx's HTTPS port: \(server.tlsUnavailableReason ?? "none")")
         }
         let log = tls.directory.appending(path: "counted.log")
+        // One connection: libcurl otherwise opens more once a connection carries libcurl's default maximum of
+        // concurrent streams (100, CURLMOPT_MAX_CONCURRENT_STREAMS, which CurlTransport does not set).
         let h2 = CurlTransport(
-            configuration: .init(caBundle: tls.certificateAuthority, httpVersion: .http2)
+            configuration: .init(maximumConnectionsPerHost: 1, caBundle: tls.certificateAuthority, httpVersion: .http2)
         )
         let h1 = CurlTransport(
             configuration: .init(caBundle: tls.certificateAuthority, httpVersion: .http1)
@@ -147,7 +149,8 @@ enum CurlScenarios {
         let h1Connections = connections["HTTP/1.1"] ?? 0
         measurement.note =
             "HTTPS to nginx, \(concurrency) GETs in flight, \(total) per repetition and side; subject: CurlTransport "
-            + "asking for HTTP/2 (\(h2Connections) connection\(h2Connections == 1 ? "" : "s") used, from nginx's log); "
+            + "asking for HTTP/2 with at most 1 connection per host (\(h2Connections) connection"
+            + "\(h2Connections == 1 ? "" : "s") used, from nginx's log; libcurl runs at most 100 streams on it); "
             + "baseline: CurlTransport with HTTP/1.1 and its default limit of "
             + "\(CurlTransport.Configuration.defaultMaximumConnectionsPerHost) connections per host "
             + "(\(h1Connections) used); every answer checked for its protocol (X-Protocol)"

@@ -47,10 +47,11 @@ struct Goal: Sendable {
         }
     }
 
-    /// The median of a figure reported by the scenario (see ``Measurement/figures``) is at most `bound`.
+    /// Every reading of a figure reported by the scenario (see ``Measurement/figures``) is at most `bound`.
     static func figure(_ name: String, atMost bound: Double, unit: String) -> Goal {
         Goal(description: "\(name) <= \(bound.formatted) \(unit)", quantity: .value) { measurement in
-            (measurement.figures[name]?.median ?? .infinity) <= bound
+            guard let readings = measurement.figures[name], !readings.isEmpty else { return false }
+            return readings.allSatisfy { $0 <= bound }
         }
     }
 
