@@ -59,7 +59,9 @@ final class CurlEngine: @unchecked Sendable {
         } else {
             self.share = nil
         }
-        let thread = Thread { [self] in run() }
+        // The block holds the engine weakly (the engine holds the thread): the loop's own frame keeps it alive until
+        // shutdown, then the engine goes away with its last user.
+        let thread = Thread { [weak self] in self?.run() }
         thread.name = "NetworkAgentCurl"
         thread.stackSize = 1 << 20
         self.thread = thread
@@ -210,11 +212,6 @@ final class CurlEngine: @unchecked Sendable {
         if let slist = transfer.slist {
             curl_slist_free_all(slist)
             transfer.slist = nil
-        }
-        if transfer.pauseCount > 0 {
-            let count = transfer.pauseCount
-            pauses.withLock { $0 += count }
-            transfer.pauseCount = 0
         }
     }
 

@@ -38,8 +38,10 @@ enum CurlOptions {
         let version =
             configuration.httpVersion == .http1 ? CURL_HTTP_VERSION_1_1 : CURL_HTTP_VERSION_2TLS
         _ = ccurl_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, version)
-        // Wait for a connection that may multiplex (HTTP/2) rather than open another one.
-        _ = ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
+        if configuration.httpVersion == .http2, transfer.url.scheme?.lowercased() == "https" {
+            // Wait for a connection being set up that may multiplex (HTTP/2) rather than open another one.
+            _ = ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
+        }
         if let connect = configuration.connectTimeout {
             _ = ccurl_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(connect))
         }

@@ -31,7 +31,7 @@ extension CurlTransfer {
             if pauseNext {
                 pauseNext = false
                 paused = true
-                pauseCount += 1
+                engine?.pauses.withLock { $0 += 1 }
                 return Int(CURL_WRITEFUNC_PAUSE)
             }
             guard !writer.isTerminated else {

@@ -99,8 +99,6 @@ final class CurlTransfer: @unchecked Sendable {
     var lastReported = TransferProgress()
     var timings: HTTPTransferTimings?
     weak var engine: CurlEngine?
-    /// Pauses caused by a slow consumer (test hook).
-    var pauseCount = 0
 
     init(
         request: URLRequest,
@@ -144,6 +142,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// One header line of a response (status line, field, or the blank line ending the head).
     func receiveHeader(_ bytes: UnsafeRawBufferPointer) {
+        // After the final head only trailers of a chunked body come here; they are not part of the response.
+        guard !headersDone else { return }
         var end = bytes.count
         while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
         if end == 0 {

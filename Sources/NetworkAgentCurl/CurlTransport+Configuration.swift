@@ -113,7 +113,7 @@ extension CurlTransport {
 
     /// The libcurl this process loaded lacks a feature the transport needs.
     ///
-    /// Thrown (as the `underlying` error of a ``NetworkAgent/NetworkAgentError`` with code `transport`) by the first
+    /// Thrown (as the `underlying` error of a ``/NetworkAgent/NetworkAgentError`` with code `transport`) by the first
     /// request of a transport on such a libcurl.
     public struct Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
         /// The missing features, by libcurl's names: `SSL`, `HTTP2`, `AsynchDNS`.

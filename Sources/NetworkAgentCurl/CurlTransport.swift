@@ -22,7 +22,7 @@ import Darwin
 /// let agent = NetworkAgent(transport: transport)
 /// ```
 ///
-/// It keeps the contract of ``NetworkAgent/URLSessionTransport`` (same errors, same redirect policy, same
+/// It keeps the contract of ``/NetworkAgent/URLSessionTransport`` (same errors, same redirect policy, same
 /// deadlines) and differs where libcurl allows more:
 /// - bodies arrive as the server sent them: no `Accept-Encoding` is sent and nothing is decompressed (the gzip
 ///   plugin sees the compressed bytes, so it can bound inflation and detect truncation);
@@ -31,14 +31,15 @@ import Darwin
 ///   stops the transfer and closes its connection at once;
 /// - each response carries libcurl's phase timings (`URLResponse.transferTimings`): name lookup, connect, TLS,
 ///   pre-transfer, first byte and, for a buffered response, total. A streamed response has them up to the first
-///   byte, without the total (it is returned before the body);
+///   byte, without the total (it is returned before the body). A phase that did not happen is `nil`: on a reused
+///   connection there is no name lookup, connect or TLS handshake, and plain `http` has no TLS;
 /// - TLS is verified against the system's CA store, or ``Configuration/caBundle``, with an optional pinned public
 ///   key; HTTP/2 is negotiated through ALPN.
 ///
 /// `URLRequest.timeoutInterval` is the deadline of the whole exchange for ``send(_:)`` and of the response head for
 /// ``stream(_:)``. Request headers go out as set, plus `Host`, libcurl's default `Accept: */*` when the request has
 /// no `Accept`, and a `User-Agent` (`NetworkAgentCurl libcurl/<version>`) when it has none; `Expect: 100-continue`
-/// is never added. A body in `httpBody` or a ``NetworkAgent/FileBackedBodyStream`` is sent with its
+/// is never added. A body in `httpBody` or a ``/NetworkAgent/FileBackedBodyStream`` is sent with its
 /// `Content-Length` (and sent again on a 307/308, or when a reused connection turns out dead); another
 /// `httpBodyStream` is read in chunks as libcurl sends it, chunked, once.
 ///
@@ -47,7 +48,8 @@ import Darwin
 public final class CurlTransport: HTTPTransport {
     /// The settings the transport was created with.
     public let configuration: Configuration
-    private let engine: CurlEngine?
+    /// The engine; `nil` when libcurl lacks a feature or could not make a multi handle. Internal for tests.
+    let engine: CurlEngine?
 
     /// Creates a transport with its own engine thread and connections.
     ///
@@ -68,7 +70,7 @@ public final class CurlTransport: HTTPTransport {
     ///
     /// - Parameter request: The request to send.
     /// - Returns: The body and the final response, whatever its status code.
-    /// - Throws: ``NetworkAgent/NetworkAgentError``: `transport` (with the `URLError` code URLSession would give),
+    /// - Throws: ``/NetworkAgent/NetworkAgentError``: `transport` (with the `URLError` code URLSession would give),
     ///   `timedOut`, `cancelled`, `redirectFailed`, `invalidTimeout` or `responseTooLarge`; `transport` with a
     ///   ``CurlTransport/Error`` when libcurl lacks a feature.
     public func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {

@@ -53,3 +53,28 @@ func temporaryFile(_ data: Data) throws -> URL {
     try data.write(to: url)
     return url
 }
+
+/// An endpoint on a loopback server, for provider-level tests.
+struct CurlTestEndpoint: NetworkAgentEndpoint {
+    var baseURL: URL
+    var path = "/"
+    var method = HTTPMethod.get
+    var headers: [String: String] = ["Accept": "application/json"]
+    var task = HTTPTask.requestPlain
+    var timeout: Duration? = .seconds(10)
+    var maximumResponseBytes: Int?
+}
+
+/// A thread-safe counter or box for test callbacks.
+final class Box<Value: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only touched under `lock`.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func update<Result>(_ body: (inout Value) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+    var current: Value { update { $0 } }
+}

@@ -200,6 +200,7 @@ import Testing
         import Foundation
         import NetworkAgent
         import NetworkAgentAuth
+        import NetworkAgentCurl
         import NetworkAgentDiskCache
         import NetworkAgentGzip
         import NetworkAgentLogging
@@ -328,6 +329,7 @@ import Testing
             [
                 "-typecheck", "-swift-version", "6", "-I", modules.path,
                 "-I", Self.packageRoot.appendingPathComponent("Sources/CZlib").path,
+                "-I", Self.packageRoot.appendingPathComponent("Sources/CCurl/include").path,
             ] + sources
         )
         #expect(result.status == 0, "\(snippet) does not compile:\n\(result.output)\(result.error)")
