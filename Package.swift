@@ -107,7 +107,8 @@ targets += [
     // Against real peers (httpbin, nginx) started by Scripts/interop/start; skipped by name when they are not up.
     .testTarget(
         name: "NetworkAgentInteropTests",
-        dependencies: ["NetworkAgent", "NetworkAgentTestServer"] + plugins.map { .target(name: $0.name) }
+        dependencies: ["NetworkAgent", "NetworkAgentCurl", "NetworkAgentTestServer"]
+            + plugins.map { .target(name: $0.name) }
     ),
     // Writes cache entries in a loop until killed: the child process of the disk cache's crash test. Not a product.
     .executableTarget(

@@ -6,11 +6,27 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// Where the real peers run: `Scripts/interop/start` starts them and `Scripts/test` exports their URLs.
+/// Where the real peers run: `Scripts/interop/start` starts them and `Scripts/test` exports their URLs (the names
+/// are listed in that script's header).
 enum Interop {
     static let environment = ProcessInfo.processInfo.environment
     static let httpbin = environment["NETWORKAGENT_HTTPBIN_URL"].flatMap(URL.init(string:))
     static let nginx = environment["NETWORKAGENT_NGINX_URL"].flatMap(URL.init(string:))
+    /// nginx's prefix: its logs (`counted.log`) and certificates.
+    static let nginxDirectory = environment["NETWORKAGENT_NGINX_DIR"].map { URL(fileURLWithPath: $0) }
+    /// The same routes as ``nginx`` over HTTPS with HTTP/2, certificate signed by ``testCA``.
+    static let nginxHTTPS = environment["NETWORKAGENT_NGINX_HTTPS_URL"].flatMap(URL.init(string:))
+    /// HTTPS with a certificate from ``testCA`` that names only `wrong.example`.
+    static let nginxHTTPSMismatch = environment["NETWORKAGENT_NGINX_HTTPS_MISMATCH_URL"].flatMap(URL.init(string:))
+    /// HTTPS with a certificate for `127.0.0.1` signed by a CA that no client is told about.
+    static let nginxHTTPSUnknownCA = environment["NETWORKAGENT_NGINX_HTTPS_UNKNOWN_CA_URL"].flatMap(
+        URL.init(string:)
+    )
+    /// The PEM file of the CA that signed ``nginxHTTPS``'s certificate.
+    static let testCA = environment["NETWORKAGENT_TEST_CA"].map { URL(fileURLWithPath: $0) }
+    /// ``nginxHTTPS``'s public key as libcurl pins it: `sha256//` and the base64 SHA-256 of its DER
+    /// SubjectPublicKeyInfo.
+    static let nginxHTTPSPin = environment["NETWORKAGENT_NGINX_HTTPS_PIN"]
     static let isCI = environment["CI"] == "true"
 }
 
@@ -64,5 +80,9 @@ enum JSONValue: Decodable, Equatable {
     func peersAreUpWhenCIRuns() {
         #expect(Interop.httpbin != nil, "CI must run the interop suite: NETWORKAGENT_HTTPBIN_URL is not set")
         #expect(Interop.nginx != nil, "CI must run the interop suite: NETWORKAGENT_NGINX_URL is not set")
+        #expect(
+            Interop.nginxHTTPS != nil && Interop.testCA != nil && Interop.nginxHTTPSPin != nil,
+            "CI must run the HTTPS interop suite: NETWORKAGENT_NGINX_HTTPS_URL etc. are not set (openssl missing?)"
+        )
     }
 }
