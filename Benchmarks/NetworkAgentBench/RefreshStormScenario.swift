@@ -38,11 +38,24 @@ enum RefreshStormScenario {
 
         var refreshCounts: [Int] = []
         var retriedCounts: [Int] = []
+        var baselineCPU: [Double] = []
+        var stormCPU: [Double] = []
+        /// The bench's CPU time per exchange of a storm, in microseconds.
+        func perExchange(since start: Double) -> Double {
+            (ProcessCPU.seconds - start) / Double(2 * stormSize) * 1_000_000
+        }
         var measurement = try await Repetitions.interleaved(
             context.options.repetitions,
-            baseline: { try await plainStorm(server.baseURL, agent.transport) },
+            baseline: {
+                let start = ProcessCPU.seconds
+                let milliseconds = try await plainStorm(server.baseURL, agent.transport)
+                baselineCPU.append(perExchange(since: start))
+                return milliseconds
+            },
             subject: {
+                let start = ProcessCPU.seconds
                 let storm = try await storm(endpoint, agent.transport)
+                stormCPU.append(perExchange(since: start))
                 refreshCounts.append(storm.refreshCalls)
                 retriedCounts.append(storm.retried)
                 return storm.milliseconds
@@ -56,7 +69,12 @@ enum RefreshStormScenario {
             + "; requests answered 401 and retried per storm: \(retried); the refresh is local (no HTTP); "
             + "baseline: the same \(2 * stormSize) exchanges as plain GETs (\(stormSize) tasks at once, held until "
             + "in flight, each a GET with the stale token answered 401, then one with the valid token) through a "
-            + "provider without plugins; both on CurlTransport"
+            + "provider without plugins; both on CurlTransport; "
+            + String(
+                format: "client CPU per exchange (this process, all threads): storm %.1f us, baseline %.1f us",
+                stormCPU.median ?? 0,
+                baselineCPU.median ?? 0
+            )
         return measurement
     }
 
