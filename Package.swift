@@ -106,12 +106,14 @@ targets += [
 
 // MARK: - Benchmarks
 // `swift run -c release networkagent-bench [--quick] [--json FILE] [SCENARIO…]`: every performance claim as a ratio
-// against a baseline measured in the same run (Docs/Performance.md). Depends on every plugin in the list above.
+// against a baseline measured in the same run (Docs/Performance.md). Depends on every plugin in the list above, on
+// CurlTransport, and on CCurl directly (curl_overhead's baseline is a raw libcurl multi loop).
 products.append(.executable(name: "networkagent-bench", targets: ["NetworkAgentBench"]))
 targets.append(
     .executableTarget(
         name: "NetworkAgentBench",
-        dependencies: ["NetworkAgent", "NetworkAgentTestServer"] + plugins.map { .target(name: $0.name) },
+        dependencies: ["NetworkAgent", "NetworkAgentTestServer", "NetworkAgentCurl", "CCurl"]
+            + plugins.map { .target(name: $0.name) },
         path: "Benchmarks/NetworkAgentBench"
     )
 )

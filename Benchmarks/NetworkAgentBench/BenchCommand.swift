@@ -25,8 +25,8 @@ enum BenchCommand {
                     }
                 print("\(scenario.name): \(scenario.summary); goal \(scenario.goal.description)\(status)")
             }
-        case .serveLoopback:
-            exit(LoopbackServeMode.run())
+        case .serveLoopback(let gzipBody):
+            exit(LoopbackServeMode.run(gzipBody: gzipBody))
         case .measureUpload(let url, let file):
             exit(await UploadChildMode.run(url: url, file: file))
         case .redisWorker(let arguments):

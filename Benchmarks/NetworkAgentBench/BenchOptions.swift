@@ -10,8 +10,9 @@ struct BenchOptions: Sendable {
         case list
         /// Print the usage.
         case help
-        /// Hidden: serve the benchmark routes on loopback until standard input closes (the server process).
-        case serveLoopback
+        /// Hidden: serve the benchmark routes on loopback until standard input closes (the server process), and
+        /// the file `gzipBody`, if given, at ``BenchRoutes/gzipBomb``.
+        case serveLoopback(gzipBody: URL?)
         /// Hidden: upload one file through the provider and print the peak memory (the `upload_rss` child).
         case measureUpload(url: URL, file: URL)
         /// One process of `redis_coalesce` (hidden): the arguments after `--redis-worker`.
@@ -76,7 +77,12 @@ struct BenchOptions: Sendable {
             case "-h", "--help":
                 options.mode = .help
             case "--serve-loopback":
-                options.mode = .serveLoopback
+                options.mode = .serveLoopback(gzipBody: nil)
+            case "--gzip-body":
+                guard case .serveLoopback = options.mode, let path = remaining.popFirst() else {
+                    throw BenchUsageError("--gzip-body needs --serve-loopback before it and a file")
+                }
+                options.mode = .serveLoopback(gzipBody: URL(fileURLWithPath: path))
             case "--redis-worker":
                 options.mode = .redisWorker(Array(remaining))
                 remaining.removeAll()

@@ -22,6 +22,11 @@ enum BenchRoutes {
     static let cacheableCacheControl = "max-age=3600"
     /// Reads and discards a request body, then answers `{"received": <bytes>}`.
     static let upload = "upload"
+    /// The `counted/` location of nginx: the plain document, each request logged with its connection's serial
+    /// number and protocol (`h2_multiplex`).
+    static let countedDocument = "counted/data.json"
+    /// Where `gzip_bomb_curl`'s own loopback server answers its gzip body (`Content-Encoding: gzip`).
+    static let gzipBomb = "bomb.json"
     /// The size of the document at ``plainDocument``.
     static let documentSize = 1_024
 

@@ -38,7 +38,7 @@ enum BenchRunner {
         var failures = 0
         for scenario in selected {
             let result = await run(scenario, context: context)
-            if case .ready = scenario.availability, result.value == nil, !result.skipped {
+            if case .ready = scenario.availability, result.value == nil, !result.notRun {
                 failures += 1
             }
             results.append(result)
@@ -91,7 +91,7 @@ enum BenchRunner {
             return ScenarioResult(
                 scenario: scenario,
                 measurement: measurement,
-                server: scenario.usesServer ? context.serverLabel : nil,
+                server: measurement.server ?? (scenario.usesServer ? context.serverLabel : nil),
                 peakRSSMiB: measurement.peakMemoryMiB ?? ProcessMemory.peakMiB
             )
         }

@@ -9,11 +9,34 @@ final class BenchServer: Sendable {
     let baseURL: URL
     /// What the table says about it, e.g. `nginx 1.22.1` or `loopback`.
     let label: String
+    /// The same routes over HTTPS with HTTP/2 (ALPN), when the server has them (nginx with openssl installed).
+    let tls: TLS?
+    /// Why there is no ``tls``, for the rows that need it.
+    let tlsUnavailableReason: String?
     private let stopAction: Locked<(@Sendable () -> Void)?>
 
-    init(baseURL: URL, label: String, stop: @escaping @Sendable () -> Void) {
+    /// nginx's HTTPS port: its URL, the CA that signed its certificate, and the prefix where nginx writes its logs.
+    struct TLS: Sendable {
+        /// `https://127.0.0.1:<port>`, HTTP/2 through ALPN (HTTP/1.1 as fallback).
+        let baseURL: URL
+        /// The test CA's certificate (PEM), which a client must trust to reach ``baseURL``.
+        let certificateAuthority: URL
+        /// nginx's prefix: `counted.log` there has one line per request of `/counted/`:
+        /// `<connection serial number> <protocol> <request URI>`.
+        let directory: URL
+    }
+
+    init(
+        baseURL: URL,
+        label: String,
+        tls: TLS? = nil,
+        tlsUnavailableReason: String? = nil,
+        stop: @escaping @Sendable () -> Void
+    ) {
         self.baseURL = baseURL
         self.label = label
+        self.tls = tls
+        self.tlsUnavailableReason = tls == nil ? (tlsUnavailableReason ?? "the server has no HTTPS port") : nil
         self.stopAction = Locked(stop)
     }
 
@@ -96,7 +119,16 @@ final class BenchServer: Sendable {
             "nginx \($0.trimmingCharacters(in: .whitespacesAndNewlines))"
         }
         let stopScript = scripts.appending(path: "stop").path
-        return BenchServer(baseURL: url, label: label ?? "nginx") {
+        var tls: TLS?
+        if let https = values["NGINX_HTTPS_URL"].flatMap(URL.init(string:)), let ca = values["NGINX_TEST_CA"] {
+            tls = TLS(
+                baseURL: https,
+                certificateAuthority: URL(fileURLWithPath: ca),
+                directory: URL(fileURLWithPath: directory)
+            )
+        }
+        let reason = "Scripts/nginx/start printed no NGINX_HTTPS_URL (openssl not installed?)"
+        return BenchServer(baseURL: url, label: label ?? "nginx", tls: tls, tlsUnavailableReason: reason) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: stopScript)
             process.arguments = [directory]
@@ -114,10 +146,14 @@ final class BenchServer: Sendable {
 
     /// Starts `executable --serve-loopback` and reads the port from its first line. The child serves until its
     /// standard input closes, which also happens when this process dies.
-    private static func startLoopback(executable: String) throws -> BenchServer {
+    ///
+    /// - Parameters:
+    ///   - executable: This program.
+    ///   - gzipBody: A file the child serves at ``BenchRoutes/gzipBomb`` with `Content-Encoding: gzip`.
+    static func startLoopback(executable: String, gzipBody: URL? = nil) throws -> BenchServer {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--serve-loopback"]
+        process.arguments = ["--serve-loopback"] + (gzipBody.map { ["--gzip-body", $0.path] } ?? [])
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input
@@ -139,7 +175,8 @@ final class BenchServer: Sendable {
         // An @unchecked box: `Process` and `Pipe` are not Sendable, but they are only touched once, by `stop()`,
         // which the Locked in BenchServer lets run at most once.
         let handles = UncheckedBox((process, input))
-        return BenchServer(baseURL: url, label: "loopback") {
+        let reason = "the loopback server has no HTTPS port (nginx and openssl are needed)"
+        return BenchServer(baseURL: url, label: "loopback", tlsUnavailableReason: reason) {
             let (process, input) = handles.value
             try? input.fileHandleForWriting.close()
             process.waitUntilExit()

@@ -60,33 +60,89 @@ enum ThroughputComparison {
         quick ? 2_000 : 10_000
     }
 
-    /// Every request one side sends in ``measure(_:baseline:subject:)``, warm-up included.
-    static func requestsPerSide(_ options: BenchOptions) -> Int {
-        warmUpRequests + options.repetitions * requestsPerRepetition(quick: options.quick)
+    /// The requests per repetition and side when both sides are libcurl-fast (tens of thousands per second):
+    /// 50,000 (10,000 in quick mode), so that a repetition lasts about as long as a URLSession one.
+    static func curlRequestsPerRepetition(quick: Bool) -> Int {
+        quick ? 10_000 : 50_000
+    }
+
+    /// Every request one side sends in ``measure(_:requests:baseline:subject:)``, warm-up included.
+    static func requestsPerSide(_ options: BenchOptions, perRepetition: Int? = nil) -> Int {
+        warmUpRequests + options.repetitions * (perRepetition ?? requestsPerRepetition(quick: options.quick))
     }
 
     /// Warms both sides up (connections, caches), then measures requests per second in interleaved repetitions.
     ///
     /// - Parameters:
     ///   - context: The run's options.
+    ///   - requests: The requests per repetition and side; ``requestsPerRepetition(quick:)`` by default.
     ///   - baseline: One baseline request.
     ///   - subject: One subject request.
     /// - Returns: Requests per second of each side and their ratio.
     /// - Throws: The first failed request.
     static func measure(
         _ context: BenchContext,
+        requests: Int? = nil,
         baseline: @escaping @Sendable () async throws -> Void,
         subject: @escaping @Sendable () async throws -> Void
     ) async throws -> Measurement {
-        let total = requestsPerRepetition(quick: context.options.quick)
-        _ = try await LoadGenerator.requestsPerSecond(total: warmUpRequests, concurrency: concurrency, baseline)
-        _ = try await LoadGenerator.requestsPerSecond(total: warmUpRequests, concurrency: concurrency, subject)
+        let total = requests ?? requestsPerRepetition(quick: context.options.quick)
+        return try await measureRuns(
+            context,
+            requests: total,
+            baseline: { total in
+                try await LoadGenerator.requestsPerSecond(total: total, concurrency: concurrency, baseline)
+            },
+            subject: { total in
+                try await LoadGenerator.requestsPerSecond(total: total, concurrency: concurrency, subject)
+            }
+        )
+    }
+
+    /// ``measure(_:requests:baseline:subject:)`` for sides that send a whole batch themselves (`curl_overhead`'s
+    /// raw libcurl loop): each closure sends the number of requests it is given, 32 in flight, and returns the rate.
+    static func measureRuns(
+        _ context: BenchContext,
+        requests total: Int,
+        baseline: @escaping @MainActor (Int) async throws -> Double,
+        subject: @escaping @MainActor (Int) async throws -> Double
+    ) async throws -> Measurement {
+        _ = try await baseline(warmUpRequests)
+        _ = try await subject(warmUpRequests)
+        var baselineCPU: [Double] = []
+        var subjectCPU: [Double] = []
         var measurement = try await Repetitions.interleaved(
             context.options.repetitions,
-            baseline: { try await LoadGenerator.requestsPerSecond(total: total, concurrency: concurrency, baseline) },
-            subject: { try await LoadGenerator.requestsPerSecond(total: total, concurrency: concurrency, subject) }
+            baseline: {
+                let start = ProcessCPU.seconds
+                let rate = try await baseline(total)
+                baselineCPU.append((ProcessCPU.seconds - start) / Double(total) * 1_000_000)
+                return rate
+            },
+            subject: {
+                let start = ProcessCPU.seconds
+                let rate = try await subject(total)
+                subjectCPU.append((ProcessCPU.seconds - start) / Double(total) * 1_000_000)
+                return rate
+            }
         )
-        measurement.note = "\(total) requests per repetition and side, \(concurrency) in flight"
+        measurement.note =
+            "\(total) requests per repetition and side, \(concurrency) in flight; "
+            + String(
+                format: "client CPU per request (this process, all threads): %.1f us, baseline %.1f us",
+                subjectCPU.median ?? 0,
+                baselineCPU.median ?? 0
+            )
         return measurement
+    }
+}
+
+/// The CPU time of this process, all threads, user and system.
+enum ProcessCPU {
+    /// Seconds of CPU since the process started (`CLOCK_PROCESS_CPUTIME_ID`).
+    static var seconds: Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000
     }
 }

@@ -19,6 +19,9 @@ struct Goal: Sendable {
         check(measurement)
     }
 
+    /// No goal: the row reports figures only (`h2_multiplex`); `met` whenever there is a ratio.
+    static let report = Goal(description: "report", quantity: .ratio) { $0.ratio != nil }
+
     /// The median ratio is at least `bound`.
     static func ratioAtLeast(_ bound: Double) -> Goal {
         Goal(description: "ratio >= \(bound.formatted)", quantity: .ratio) { ($0.ratio ?? -.infinity) >= bound }
@@ -41,6 +44,14 @@ struct Goal: Sendable {
         Goal(description: "\(name) == \(expected)", quantity: .value) { measurement in
             guard let counts = measurement.counts[name], !counts.isEmpty else { return false }
             return counts.allSatisfy { $0 == expected }
+        }
+    }
+
+    /// Every reading of a figure reported by the scenario (see ``Measurement/figures``) is at most `bound`.
+    static func figure(_ name: String, atMost bound: Double, unit: String) -> Goal {
+        Goal(description: "\(name) <= \(bound.formatted) \(unit)", quantity: .value) { measurement in
+            guard let readings = measurement.figures[name], !readings.isEmpty else { return false }
+            return readings.allSatisfy { $0 <= bound }
         }
     }
 

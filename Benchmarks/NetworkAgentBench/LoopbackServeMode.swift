@@ -7,8 +7,17 @@ import NetworkAgentTestServer
 enum LoopbackServeMode {
     /// Serves until standard input closes; prints `port=<port>` first.
     ///
+    /// - Parameter gzipBody: A file to serve at ``BenchRoutes/gzipBomb`` with `Content-Encoding: gzip`, read once
+    ///   now (`gzip_bomb_curl`'s body, about 1 MiB).
     /// - Returns: The exit status.
-    static func run() -> Int32 {
+    static func run(gzipBody: URL? = nil) -> Int32 {
+        let gzip: Data?
+        do {
+            gzip = try gzipBody.map { try Data(contentsOf: $0) }
+        } catch {
+            log("the loopback server cannot read its gzip body: \(error)")
+            return 1
+        }
         // Holds the server for its own handler, which forgets each recorded request (bodies included) as soon as
         // it arrives: the benchmarks send gigabytes and hundreds of thousands of requests.
         let holder = Locked<LoopbackServer?>(nil)
@@ -17,6 +26,9 @@ enum LoopbackServeMode {
         do {
             server = try LoopbackServer { request in
                 holder.withLock { $0?.resetRecording() }
+                if let gzip, request.method == "GET", request.path == "/" + BenchRoutes.gzipBomb {
+                    return .json(gzip, headers: [("Content-Encoding", "gzip")])
+                }
                 return respond(to: request, document: document)
             }
         } catch {

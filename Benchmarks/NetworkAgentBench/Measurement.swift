@@ -12,24 +12,28 @@ struct Measurement: Sendable {
     var values: [Double] = []
     /// Counts a goal may check, one per repetition (e.g. refresh calls).
     var counts: [String: [Int]] = [:]
+    /// Other figures a goal may check beside the value, one per repetition (e.g. `gzip_bomb_curl`'s RSS growth).
+    var figures: [String: [Double]] = [:]
+    /// The server the scenario talked to when it is not the run's (`gzip_bomb_curl` starts its own).
+    var server: String?
+    /// The scenario did not run because something it needs is missing (said in ``note``): the row has no figures,
+    /// but the run does not count it as a failure (like a pending scenario).
+    var notRun = false
     /// Whatever the reader must know beside the figures: why one is missing, what a baseline stands for.
     var note: String?
     /// The peak resident memory that belongs to this scenario in MiB, when the scenario measures it itself
     /// (a child process); otherwise the runner reads the bench process's own peak.
     var peakMemoryMiB: Double?
-    /// Whether the scenario was not run because something it needs is missing (see ``skipped(_:)``).
-    var isSkipped = false
-
-    /// Not run because something it needs is missing (e.g. a Redis): no figures, not a failure of the run.
-    static func skipped(_ reason: String) -> Measurement {
-        var measurement = Measurement(note: "skipped: \(reason)")
-        measurement.isSkipped = true
-        return measurement
-    }
-
     /// No figures, only a note.
     static func unavailable(_ note: String) -> Measurement {
         Measurement(note: note)
+    }
+
+    /// Not run, because `reason` (e.g. no HTTPS server, no Redis): no figures, and not a failure of the run.
+    static func notRun(_ reason: String) -> Measurement {
+        var measurement = Measurement(note: "not run: \(reason)")
+        measurement.notRun = true
+        return measurement
     }
 
     /// The medians and ratios of interleaved runs.

@@ -28,54 +28,17 @@ enum PluginOverheadScenarios {
         defer { session.finishTasksAndInvalidate() }
         let directory = try scratchDirectory(context, named: "chain-cache")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let cache = try DiskCachePlugin(directory: directory)
-        let refreshCalls = Locked(0)
-        let refresher = TokenRefresher(token: AuthToken(credential: .bearer(BenchRoutes.validToken))) { _, _ in
-            refreshCalls.withLock { $0 += 1 }
-            return AuthToken(credential: .bearer(BenchRoutes.validToken))
-        }
-        let registry = MetricsRegistry()
-        let provider = NetworkAgentProvider<BenchEndpoint>(
-            plugins: [
-                .metrics(registry),
-                .logging(sink: LogSink { _ in }),
-                .auth(.bearer(BenchRoutes.validToken)),
-                .tokenRefresh(refresher),
-                .retry(),
-                .gzip(),
-                cache,
-                .validate(),
-            ],
-            agent: NetworkAgent(transport: URLSessionTransport(configuration: .ephemeral))
+        let chain = try FullChain(
+            cacheDirectory: directory,
+            transport: URLSessionTransport(configuration: .ephemeral)
         )
-        let endpoint = BenchEndpoint.get(server.baseURL, path: BenchRoutes.noStoreDocument)
         var measurement = try await ThroughputComparison.measure(
             context,
             baseline: CoreOverheadScenario.rawGET(server.url(BenchRoutes.noStoreDocument), session: session),
-            subject: {
-                let (data, response) = try await provider.request(endpoint: endpoint)
-                try BenchRoutes.checkDocument(data, response)
-                guard CacheStatus(response: response) == .miss else {
-                    throw BenchFailure("a no-store response came from the cache (\(response))")
-                }
-            }
+            subject: chain.request(server)
         )
-        // The chain must have done what the row says: counted every request, never refreshed, stored nothing.
-        let expected = ThroughputComparison.requestsPerSide(context.options)
-        let counted = Int(registry.snapshot().total("networkagent_requests_total", matching: ["outcome": "success"]))
-        guard counted == expected else {
-            throw BenchFailure("the metrics plugin counted \(counted) successful requests, not \(expected)")
-        }
-        let refreshes = refreshCalls.withLock { $0 }
-        guard refreshes == 0 else { throw BenchFailure("the valid token was refreshed \(refreshes) times") }
-        let stats = cache.stats
-        guard stats.entryCount == 0 else { throw BenchFailure("the cache stored \(stats.entryCount) no-store answers") }
-        measurement.note = [
-            "metrics, logging (null sink), auth + token refresh (valid token, 0 refreshes), retry, gzip, disk cache, "
-                + "validate on /\(BenchRoutes.noStoreDocument) (server sends Cache-Control: no-store: "
-                + "every request a miss, 0 entries stored)",
-            measurement.note,
-        ].compactMap { $0 }.joined(separator: "; ")
+        try chain.verify(requests: ThroughputComparison.requestsPerSide(context.options))
+        measurement.note = [FullChain.description, measurement.note].compactMap { $0 }.joined(separator: "; ")
         return measurement
     }
 
@@ -116,5 +79,74 @@ enum PluginOverheadScenarios {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         Cleanup.add { try? FileManager.default.removeItem(at: directory) }
         return directory
+    }
+}
+
+/// The provider of `chain_overhead` and `chain_overhead_curl`: every plugin in the recommended order of
+/// Docs/Design.md, on the transport given, for GETs of ``BenchRoutes/noStoreDocument``.
+///
+/// The route's responses say `Cache-Control: no-store`, so the disk cache does its whole per-request work (key with
+/// a credential fingerprint, lookup, fetch, storability check) and never answers from its store: every request
+/// reaches the server. The token is valid, so no refresh happens.
+struct FullChain {
+    /// What the row's note says about the chain.
+    static let description =
+        "metrics, logging (null sink), auth + token refresh (valid token, 0 refreshes), retry, gzip, disk cache, "
+        + "validate on /\(BenchRoutes.noStoreDocument) (server sends Cache-Control: no-store: "
+        + "every request a miss, 0 entries stored)"
+
+    let provider: NetworkAgentProvider<BenchEndpoint>
+    private let registry = MetricsRegistry()
+    private let refreshCalls = Locked(0)
+    private let cache: DiskCachePlugin
+
+    /// The chain on `transport`, its disk cache in `cacheDirectory`.
+    init(cacheDirectory: URL, transport: any HTTPTransport) throws {
+        let cache = try DiskCachePlugin(directory: cacheDirectory)
+        let refreshCalls = self.refreshCalls
+        let refresher = TokenRefresher(token: AuthToken(credential: .bearer(BenchRoutes.validToken))) { _, _ in
+            refreshCalls.withLock { $0 += 1 }
+            return AuthToken(credential: .bearer(BenchRoutes.validToken))
+        }
+        self.cache = cache
+        provider = NetworkAgentProvider<BenchEndpoint>(
+            plugins: [
+                .metrics(registry),
+                .logging(sink: LogSink { _ in }),
+                .auth(.bearer(BenchRoutes.validToken)),
+                .tokenRefresh(refresher),
+                .retry(),
+                .gzip(),
+                cache,
+                .validate(),
+            ],
+            agent: NetworkAgent(transport: transport)
+        )
+    }
+
+    /// One GET of the no-store document through the chain, checked: the document, and a cache miss.
+    func request(_ server: BenchServer) -> @Sendable () async throws -> Void {
+        let endpoint = BenchEndpoint.get(server.baseURL, path: BenchRoutes.noStoreDocument)
+        let provider = provider
+        return {
+            let (data, response) = try await provider.request(endpoint: endpoint)
+            try BenchRoutes.checkDocument(data, response)
+            guard CacheStatus(response: response) == .miss else {
+                throw BenchFailure("a no-store response came from the cache (\(response))")
+            }
+        }
+    }
+
+    /// Checks that the chain did what the row says: counted every one of `requests`, never refreshed, stored
+    /// nothing.
+    func verify(requests expected: Int) throws {
+        let counted = Int(registry.snapshot().total("networkagent_requests_total", matching: ["outcome": "success"]))
+        guard counted == expected else {
+            throw BenchFailure("the metrics plugin counted \(counted) successful requests, not \(expected)")
+        }
+        let refreshes = refreshCalls.withLock { $0 }
+        guard refreshes == 0 else { throw BenchFailure("the valid token was refreshed \(refreshes) times") }
+        let stats = cache.stats
+        guard stats.entryCount == 0 else { throw BenchFailure("the cache stored \(stats.entryCount) no-store answers") }
     }
 }

@@ -11,7 +11,7 @@ import FoundationNetworking
 /// `redis_cache_hit` and `redis_coalesce`: the disk cache's rules on a ``RedisStore``.
 ///
 /// Redis is `NETWORKAGENT_REDIS_URL` when set, otherwise a throwaway redis-server started with Scripts/redis/start
-/// (stopped at the end of the run). Without either the scenarios are reported skipped, with the reason; the bench
+/// (stopped at the end of the run). Without either the scenarios are reported not run, with the reason; the bench
 /// does not fail.
 @MainActor
 enum RedisScenarios {
@@ -36,7 +36,7 @@ enum RedisScenarios {
         let redisURL: URL
         switch await redis(context) {
         case .success(let url): redisURL = url
-        case .failure(let reason): return .skipped(reason.description)
+        case .failure(let reason): return .notRun(reason.description)
         }
         let server = try await context.server()
         let store = try RedisStore(
@@ -133,7 +133,7 @@ enum RedisScenarios {
         let redisURL: URL
         switch await redis(context) {
         case .success(let url): redisURL = url
-        case .failure(let reason): return .skipped(reason.description)
+        case .failure(let reason): return .notRun(reason.description)
         }
         let conditional = Locked(0)
         let offset = TimeInterval(clockOffset)

@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentAuth
+import NetworkAgentCurl
 import NetworkAgentTokenRefresh
 
 #if canImport(FoundationNetworking)
@@ -12,20 +13,22 @@ import FoundationNetworking
 ///
 /// The refresh is local (it returns ``BenchRoutes/validToken`` without a request), so the figure is the plugin's
 /// and the transport's, not an OAuth server's. Each repetition has a new ``TokenRefresher`` holding the stale
-/// token; the providers of all repetitions share one transport, warmed up first, so connections are open.
+/// token; the providers of all repetitions share one `CurlTransport`, warmed up first, so connections are open.
+///
+/// The baseline is the same 2,000 exchanges without the refresh machinery: 1,000 tasks started at once, each sending
+/// a GET with the stale token (answered 401) and then one with the valid token, through a provider without plugins
+/// on the same transport and behind the same gate. So the ratio is what the refresh costs, not what HTTP costs.
 @MainActor
 enum RefreshStormScenario {
     /// The requests of one storm.
     nonisolated static let stormSize = 1_000
-    /// The sequential requests whose median round trip makes the baseline, per repetition.
-    static let roundTrips = 25
     /// The name of the count the goal checks.
     static let refreshCount = "refresh calls"
 
     static func run(_ context: BenchContext) async throws -> Measurement {
         let server = try await context.server()
         let endpoint = BenchEndpoint.get(server.baseURL, path: BenchRoutes.protectedDocument)
-        let agent = NetworkAgent(transport: URLSessionTransport(configuration: .ephemeral))
+        let agent = NetworkAgent(transport: CurlTransport())
         let valid = refreshingProvider(agent, token: BenchRoutes.validToken, refreshCalls: Locked(0))
         _ = try await LoadGenerator.requestsPerSecond(
             total: ThroughputComparison.warmUpRequests,
@@ -35,11 +38,24 @@ enum RefreshStormScenario {
 
         var refreshCounts: [Int] = []
         var retriedCounts: [Int] = []
+        var baselineCPU: [Double] = []
+        var stormCPU: [Double] = []
+        /// The bench's CPU time per exchange of a storm, in microseconds.
+        func perExchange(since start: Double) -> Double {
+            (ProcessCPU.seconds - start) / Double(2 * stormSize) * 1_000_000
+        }
         var measurement = try await Repetitions.interleaved(
             context.options.repetitions,
-            baseline: { 2 * (try await medianRoundTripMilliseconds(endpoint, valid)) },
+            baseline: {
+                let start = ProcessCPU.seconds
+                let milliseconds = try await plainStorm(server.baseURL, agent.transport)
+                baselineCPU.append(perExchange(since: start))
+                return milliseconds
+            },
             subject: {
+                let start = ProcessCPU.seconds
                 let storm = try await storm(endpoint, agent.transport)
+                stormCPU.append(perExchange(since: start))
                 refreshCounts.append(storm.refreshCalls)
                 retriedCounts.append(storm.retried)
                 return storm.milliseconds
@@ -51,7 +67,14 @@ enum RefreshStormScenario {
             "\(stormSize) GETs at once with a stale token, all held until in flight; refresh calls per storm: "
             + refreshCounts.map(String.init).joined(separator: ", ")
             + "; requests answered 401 and retried per storm: \(retried); the refresh is local (no HTTP); "
-            + "baseline: 2 x the median of \(roundTrips) sequential round trips with a valid token"
+            + "baseline: the same \(2 * stormSize) exchanges as plain GETs (\(stormSize) tasks at once, held until "
+            + "in flight, each a GET with the stale token answered 401, then one with the valid token) through a "
+            + "provider without plugins; both on CurlTransport; "
+            + String(
+                format: "client CPU per exchange (this process, all threads): storm %.1f us, baseline %.1f us",
+                stormCPU.median ?? 0,
+                baselineCPU.median ?? 0
+            )
         return measurement
     }
 
@@ -112,20 +135,47 @@ enum RefreshStormScenario {
         )
     }
 
-    /// The median of ``roundTrips`` sequential requests, in milliseconds.
-    private static func medianRoundTripMilliseconds(
-        _ endpoint: BenchEndpoint,
-        _ provider: NetworkAgentProvider<BenchEndpoint>
-    ) async throws -> Double {
-        let request = CoreOverheadScenario.providerGET(endpoint, provider)
-        let clock = ContinuousClock()
-        var times: [Double] = []
-        for _ in 0..<roundTrips {
-            let start = clock.now
-            try await request()
-            times.append(start.duration(to: clock.now).seconds * 1_000)
+    /// The storm's exchanges without the plugin: ``stormSize`` tasks at once, each a GET with the stale token
+    /// (checked: 401) and then a GET with the valid token (checked: the document), behind a ``StormGate`` that holds
+    /// the first sends until all have arrived, as in the storm. Returns the wall time in milliseconds.
+    nonisolated private static func plainStorm(_ baseURL: URL, _ transport: any HTTPTransport) async throws -> Double {
+        let gate = StormGate(holding: stormSize, forwardingTo: transport)
+        let provider = NetworkAgentProvider<BenchEndpoint>(agent: NetworkAgent(transport: gate))
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(60))
+            gate.open()
         }
-        return times.median ?? 0
+        defer { watchdog.cancel() }
+        let stale = authorized(baseURL, token: "stale-token")
+        let valid = authorized(baseURL, token: BenchRoutes.validToken)
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<stormSize {
+                group.addTask {
+                    let (_, rejected) = try await provider.request(endpoint: stale)
+                    let status = (rejected as? HTTPURLResponse)?.statusCode ?? 0
+                    guard status == 401 else { throw BenchFailure("the stale token got status \(status), not 401") }
+                    let (data, response) = try await provider.request(endpoint: valid)
+                    try BenchRoutes.checkDocument(data, response)
+                }
+            }
+            try await group.waitForAll()
+        }
+        return start.duration(to: clock.now).seconds * 1_000
+    }
+
+    /// A GET of the protected document with `Authorization: Bearer <token>`.
+    nonisolated private static func authorized(_ baseURL: URL, token: String) -> BenchEndpoint {
+        let plain = BenchEndpoint.get(baseURL, path: BenchRoutes.protectedDocument)
+        return BenchEndpoint(
+            baseURL: plain.baseURL,
+            path: plain.path,
+            method: plain.method,
+            headers: plain.headers.merging(["Authorization": "Bearer \(token)"]) { _, new in new },
+            task: plain.task,
+            timeout: plain.timeout
+        )
     }
 
     /// A provider whose token refresher starts with `token` and whose refresh returns the valid token, counting

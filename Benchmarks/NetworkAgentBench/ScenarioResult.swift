@@ -18,8 +18,9 @@ struct ScenarioResult: Sendable {
     /// The peak resident memory of the process that did the work, in MiB.
     let peakRSSMiB: Double?
     let note: String?
-    /// Whether the scenario was skipped (the note says why); not in the JSON.
-    let skipped: Bool
+    /// The scenario did not run for want of something (see ``Measurement/notRun``). Not in the JSON: the note says
+    /// it.
+    let notRun: Bool
 
     init(scenario: Scenario, measurement: Measurement, server: String?, peakRSSMiB: Double?) {
         let range = measurement.range(for: scenario.goal)
@@ -36,7 +37,7 @@ struct ScenarioResult: Sendable {
         self.server = server
         self.peakRSSMiB = peakRSSMiB
         self.note = measurement.note
-        self.skipped = measurement.isSkipped
+        self.notRun = measurement.notRun
     }
 
     /// The row as a JSON object, keys in the order of the table.
