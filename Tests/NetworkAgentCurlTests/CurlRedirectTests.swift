@@ -28,12 +28,13 @@ import FoundationNetworking
         #expect(server.connectionCount == 1)
     }
 
-    @Test func a307SendsAFileBodyAgainWithItsLength() async throws {
+    @Test(arguments: [307, 308])
+    func aRedirectSendsAFileBodyAgainWithItsLength(status: Int) async throws {
         let content = Data((0..<150_000).map { UInt8(truncatingIfNeeded: $0) })
         let file = try temporaryFile(content)
         defer { try? FileManager.default.removeItem(at: file) }
         let server = try LoopbackServer { request in
-            if request.path == "/old" { return ServerResponse(status: 307, headers: [("Location", "/new")]) }
+            if request.path == "/old" { return ServerResponse(status: status, headers: [("Location", "/new")]) }
             return .text("\(request.body.count)")
         }
         var upload = request(server, "/old", method: "PUT")

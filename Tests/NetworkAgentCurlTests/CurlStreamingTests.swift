@@ -69,6 +69,35 @@ import FoundationNetworking
         #expect(await eventually(within: .seconds(2)) { server.openConnectionCount == 0 })
     }
 
+    /// Issue 19: on URLSession, cancelling a stream that is still receiving could take seconds to return, the
+    /// connection open meanwhile. Measured here on loopback, the server sees the connection closed a fraction of a
+    /// millisecond after the cancel; the bound is generous for loaded and sanitized runs.
+    @Test func cancellingAStreamStillReceivingEndsItAndClosesTheConnection() async throws {
+        // 512 MiB, sent as fast as the connection takes it: the transfer is receiving when the reader is cancelled.
+        let piece = Data(repeating: 0x61, count: 65_536)
+        let total = piece.count * 8_192
+        let server = try LoopbackServer { _ in
+            ServerResponse(body: .chunked(Array(repeating: piece, count: 8_192), interval: .zero))
+        }
+        let transport = CurlTransport()
+        let opened = try await transport.stream(request(server, "/big"))
+        let received = Box(0)
+        let reader = Task {
+            for try await chunk in opened.body { received.update { $0 += chunk.count } }
+        }
+        #expect(await eventually { received.current >= 4 << 20 })
+        reader.cancel()
+        let result = await reader.result
+        #expect(received.current < total, "the whole body arrived: the cancel came too late to test anything")
+        if case .failure(let error) = result {
+            #expect((error as? NetworkAgentError)?.code == .cancelled, "\(error)")
+        } else {
+            Issue.record("a cancelled stream ended as if complete")
+        }
+        #expect(await eventually(within: .seconds(2)) { server.openConnectionCount == 0 })
+        #expect(await eventually(within: .seconds(2)) { transport.activeTransferCount == 0 })
+    }
+
     @Test func theDeadlineCoversTheHeadOnly() async throws {
         let server = try LoopbackServer { request in
             request.path == "/late"
