@@ -1,12 +1,13 @@
 import Foundation
 import NetworkAgent
+import NetworkAgentCurl
 import NetworkAgentDiskCache
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// `cache_hit` and `cache_scale`: fresh hits of the disk cache (a ``DiskStore`` in the run's temporary folder)
+/// `cache_hit`, `cache_hit_curl` and `cache_scale`: fresh hits of the disk cache (a ``DiskStore`` in the run's temporary folder)
 /// through a provider whose only plugin is the cache.
 @MainActor
 enum CacheScenarios {
@@ -15,15 +16,27 @@ enum CacheScenarios {
     /// 32 in flight on both sides (``ThroughputComparison``). Every hit is checked to be one, and the cached
     /// provider's transport to have been called only for the first fetch.
     static func hit(_ context: BenchContext) async throws -> Measurement {
+        try await hit(context, over: "URLSessionTransport") { URLSessionTransport(configuration: .ephemeral) }
+    }
+
+    /// `cache_hit_curl`: as `cache_hit`, with both sides on `CurlTransport`, the fastest transport of the package:
+    /// whether a disk hit still beats a fetch once the network path is fast (issue 20, goal ≥ 1.5).
+    static func hitCurl(_ context: BenchContext) async throws -> Measurement {
+        try await hit(context, over: "CurlTransport") { CurlTransport() }
+    }
+
+    private static func hit(
+        _ context: BenchContext,
+        over transportName: String,
+        makeTransport: () -> any HTTPTransport
+    ) async throws -> Measurement {
         let server = try await context.server()
         let directory = try PluginOverheadScenarios.scratchDirectory(context, named: "cache-hit")
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = try DiskCachePlugin(directory: directory)
-        let transport = CountingTransport(forwardingTo: URLSessionTransport(configuration: .ephemeral))
+        let transport = CountingTransport(forwardingTo: makeTransport())
         let cached = NetworkAgentProvider<BenchEndpoint>(plugins: [cache], agent: NetworkAgent(transport: transport))
-        let network = NetworkAgentProvider<BenchEndpoint>(
-            agent: NetworkAgent(transport: URLSessionTransport(configuration: .ephemeral))
-        )
+        let network = NetworkAgentProvider<BenchEndpoint>(agent: NetworkAgent(transport: makeTransport()))
         let endpoint = BenchEndpoint.get(server.baseURL, path: BenchRoutes.cacheableDocument)
 
         let (data, response) = try await cached.request(endpoint: endpoint)
@@ -40,8 +53,8 @@ enum CacheScenarios {
             throw BenchFailure("the cached provider went to the network \(transport.calls) times, not once")
         }
         measurement.note = [
-            "baseline: network fetches through a provider without plugins; subject: fresh hits of a DiskStore "
-                + "holding the one entry (1 network fetch to store it, 0 during the measurement)",
+            "baseline: network fetches through a provider without plugins on \(transportName); subject: fresh hits "
+                + "of a DiskStore holding the one entry (1 network fetch to store it, 0 during the measurement)",
             measurement.note,
         ].compactMap { $0 }.joined(separator: "; ")
         return measurement

@@ -55,6 +55,14 @@ struct Scenario: Sendable {
             availability: .ready(CacheScenarios.hit)
         ),
         Scenario(
+            name: "cache_hit_curl",
+            summary: "fresh disk-cache hits/s vs network fetches of the same resource, both on CurlTransport",
+            unit: "req/s",
+            goal: .ratioAtLeast(1.5),
+            usesServer: true,
+            availability: .ready(CacheScenarios.hitCurl)
+        ),
+        Scenario(
             name: "cache_scale",
             summary: "disk-cache hit latency with 100k entries (20k quick) vs with 1k entries, no network",
             unit: "us",
