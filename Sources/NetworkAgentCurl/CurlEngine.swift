@@ -140,7 +140,7 @@ final class CurlEngine: @unchecked Sendable {
         var nearest: UInt64 = 1_000_000_000
         for transfer in Array(streamsAwaitingHeads.values) {
             guard let deadline = transfer.headDeadline else { continue }
-            if transfer.response != nil {
+            if transfer.headDelivered {
                 // The head was handed on: the deadline no longer applies (a redirect's head is not handed on).
                 streamsAwaitingHeads[ObjectIdentifier(transfer)] = nil
             } else if deadline <= now {
@@ -235,7 +235,7 @@ final class CurlEngine: @unchecked Sendable {
             error = CurlErrors.error(for: stop, transfer: transfer)
         } else if code != CURLE_OK {
             error = CurlErrors.error(for: code, message: message, verifyResult: verifyResult, transfer: transfer)
-        } else if !transfer.headersDone && transfer.response == nil {
+        } else if !transfer.headersDone && !transfer.headDelivered {
             error = HTTPTransportContext.error(for: URLError(.badServerResponse), request: transfer.request)
         } else {
             error = nil

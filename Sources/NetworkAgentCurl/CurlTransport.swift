@@ -86,7 +86,7 @@ public final class CurlTransport: HTTPTransport {
         var current = request
         var redirects = 0
         while true {
-            let outcome = try await perform(
+            let (response, outcome) = try await perform(
                 current,
                 on: engine,
                 deadline: deadline,
@@ -98,11 +98,11 @@ public final class CurlTransport: HTTPTransport {
             guard
                 let next = try nextHop(
                     after: current,
-                    response: outcome.response,
+                    response: response,
                     redirects: &redirects,
                     data: outcome.data
                 )
-            else { return (data: outcome.data, response: outcome.response) }
+            else { return (data: outcome.data, response: response) }
             current = next
         }
     }
@@ -124,7 +124,7 @@ public final class CurlTransport: HTTPTransport {
         var current = request
         var redirects = 0
         while true {
-            let outcome = try await perform(
+            let (response, outcome) = try await perform(
                 current,
                 on: engine,
                 deadline: deadline,
@@ -135,8 +135,8 @@ public final class CurlTransport: HTTPTransport {
             HTTPTransportContext.reportResponseHeaders(after: outcome.timeToHeaders)
             let body = outcome.body ?? HTTPByteStream(data: outcome.data)
             guard
-                let next = try nextHop(after: current, response: outcome.response, redirects: &redirects, data: nil)
-            else { return HTTPStreamResponse(response: outcome.response, body: body) }
+                let next = try nextHop(after: current, response: response, redirects: &redirects, data: nil)
+            else { return HTTPStreamResponse(response: response, body: body) }
             current = next
         }
     }
@@ -182,7 +182,7 @@ public final class CurlTransport: HTTPTransport {
         streaming: Bool,
         limit: Int?,
         progress: TransferProgress.Handler?
-    ) async throws -> CurlTransfer.Outcome {
+    ) async throws -> (HTTPURLResponse, CurlTransfer.Outcome) {
         if Task.isCancelled { throw NetworkAgentError(.cancelled, "the request was cancelled") }
         let transfer = try makeTransfer(
             request,
@@ -192,7 +192,7 @@ public final class CurlTransport: HTTPTransport {
             progress: progress
         )
         let bufferLimit = configuration.streamBufferLimit
-        return try await withTaskCancellationHandler {
+        let outcome = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.sink = streaming ? .stream(continuation, bufferLimit: bufferLimit) : .collect(continuation)
                 engine.submit(.add(transfer))
@@ -200,6 +200,11 @@ public final class CurlTransport: HTTPTransport {
         } onCancel: {
             engine.submit(.stop(transfer, .cancelled))
         }
+        // Built here, in the caller's task, not on the engine thread that serves every request.
+        guard let response = outcome.head.makeResponse() else {
+            throw HTTPTransportContext.error(for: URLError(.badServerResponse), request: request)
+        }
+        return (response, outcome)
     }
 
     private func makeTransfer(
