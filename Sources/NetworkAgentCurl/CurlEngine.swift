@@ -84,8 +84,13 @@ final class CurlEngine: @unchecked Sendable {
     }
 
     func submit(_ command: Command) {
-        commands.withLock { $0.append(command) }
-        curl_multi_wakeup(multi)
+        // Only the command that finds the queue empty wakes the thread (a write to libcurl's wake-up socket): the
+        // commands queued behind it are read in the same pass, as the loop takes the whole queue after every wake.
+        let first = commands.withLock { queue in
+            queue.append(command)
+            return queue.count == 1
+        }
+        if first { curl_multi_wakeup(multi) }
     }
 
     deinit {
@@ -221,10 +226,6 @@ final class CurlEngine: @unchecked Sendable {
         curl_easy_reset(easy.pointer)
         easy.errorBuffer[0] = 0
         if pool.count < 256 { pool.append(easy) }
-        if let slist = transfer.slist {
-            curl_slist_free_all(slist)
-            transfer.slist = nil
-        }
     }
 
     private func finish(_ transfer: CurlTransfer, code: CURLcode, message: String? = nil, verifyResult: Int = 0) {

@@ -87,9 +87,11 @@ final class CurlTransfer: @unchecked Sendable {
     let url: URL
     let urlString: String
     let method: String
-    /// `Name: value` lines (`Name;` for an empty value), and `Expect:` unless the request set one.
-    let headerLines: [String]
-    let hasUserAgent: Bool
+    /// The request's header list for CURLOPT_HTTPHEADER, built in the caller's task (not on the engine thread):
+    /// `Name: value` lines (`Name;` for an empty value), `Expect:` unless the request set one, and the default
+    /// `User-Agent` unless it has one. Owned by the transfer; freed with it.
+    let slist: UnsafeMutablePointer<curl_slist>?
+    let isHTTPS: Bool
     let body: Body
     /// CURLOPT_TIMEOUT_MS for a collected transfer; 0 for none.
     let timeoutMilliseconds: Int
@@ -102,7 +104,6 @@ final class CurlTransfer: @unchecked Sendable {
     // Engine-thread state.
     var sink: Sink?
     var easy: CurlEasyHandle?
-    var slist: UnsafeMutablePointer<curl_slist>?
     var stop: Stop?
     var isFinished = false
     var statusCode = 0
@@ -146,18 +147,22 @@ final class CurlTransfer: @unchecked Sendable {
         self.headDeadline = headDeadline
         self.maximumResponseBytes = maximumResponseBytes
         self.progressHandler = progressHandler
-        var lines: [String] = []
+        self.isHTTPS = url.scheme?.lowercased() == "https"
+        var list: UnsafeMutablePointer<curl_slist>?
         var hasUserAgent = false
         var hasExpect = false
         for (name, value) in request.allHTTPHeaderFields ?? [:] {
-            let lowered = name.lowercased()
-            if lowered == "user-agent" { hasUserAgent = true }
-            if lowered == "expect" { hasExpect = true }
-            lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
+            // Lowercased only when the length matches: most requests' names are neither.
+            switch name.utf8.count {
+            case 10 where name.lowercased() == "user-agent": hasUserAgent = true
+            case 6 where name.lowercased() == "expect": hasExpect = true
+            default: break
+            }
+            list = curl_slist_append(list, value.isEmpty ? "\(name);" : "\(name): \(value)") ?? list
         }
-        if !hasExpect { lines.append("Expect:") }
-        self.headerLines = lines
-        self.hasUserAgent = hasUserAgent
+        if !hasExpect { list = curl_slist_append(list, "Expect:") ?? list }
+        if !hasUserAgent { list = curl_slist_append(list, CurlOptions.defaultUserAgentLine) ?? list }
+        self.slist = list
     }
 
     deinit {

@@ -233,11 +233,12 @@ public final class CurlTransport: HTTPTransport {
             }
         }
         var sent = request
-        sent.sensitiveHeaderNames = []
+        // Each change copies Foundation's request: only the ones that change something are made (a plain GET: none).
+        if request.value(forHTTPHeaderField: URLRequest.sensitiveHeadersField) != nil { sent.sensitiveHeaderNames = [] }
         // The transfer keeps its body as `body` below; without the request's copy, a self-deleting file body
         // (FileBackedBodyStream) goes away with the caller's last reference, not when the engine thread lets go.
-        sent.httpBodyStream = nil
-        sent.httpBody = nil
+        if request.httpBodyStream != nil { sent.httpBodyStream = nil }
+        if request.httpBody != nil { sent.httpBody = nil }
         return CurlTransfer(
             request: sent,
             url: url,
