@@ -19,7 +19,9 @@ final class CurlTransfer: @unchecked Sendable {
     // @unchecked Sendable: the `let`s are set before the transfer is handed to the engine (through its locked
     // command queue, which orders every later access after them). Every `var` is read and written only on the
     // engine thread: in its loop, in libcurl's callbacks (which libcurl calls from curl_multi_perform and
-    // curl_easy_pause, on that thread), and when it completes the transfer.
+    // curl_easy_pause, on that thread), and when it completes the transfer. The header list `slist` points to is
+    // built in `init` and not changed after; libcurl reads it on the engine thread while the transfer is on the
+    // multi handle (which holds the transfer), and `deinit` frees it after the easy handle was reset.
 
     /// Why a transfer ended before libcurl finished it.
     enum Stop {
