@@ -84,8 +84,13 @@ final class CurlEngine: @unchecked Sendable {
     }
 
     func submit(_ command: Command) {
-        commands.withLock { $0.append(command) }
-        curl_multi_wakeup(multi)
+        // Only the command that finds the queue empty wakes the thread (a write to libcurl's wake-up socket): the
+        // commands queued behind it are read in the same pass, as the loop takes the whole queue after every wake.
+        let first = commands.withLock { queue in
+            queue.append(command)
+            return queue.count == 1
+        }
+        if first { curl_multi_wakeup(multi) }
     }
 
     deinit {
@@ -140,7 +145,7 @@ final class CurlEngine: @unchecked Sendable {
         var nearest: UInt64 = 1_000_000_000
         for transfer in Array(streamsAwaitingHeads.values) {
             guard let deadline = transfer.headDeadline else { continue }
-            if transfer.response != nil {
+            if transfer.headDelivered {
                 // The head was handed on: the deadline no longer applies (a redirect's head is not handed on).
                 streamsAwaitingHeads[ObjectIdentifier(transfer)] = nil
             } else if deadline <= now {
@@ -221,10 +226,6 @@ final class CurlEngine: @unchecked Sendable {
         curl_easy_reset(easy.pointer)
         easy.errorBuffer[0] = 0
         if pool.count < 256 { pool.append(easy) }
-        if let slist = transfer.slist {
-            curl_slist_free_all(slist)
-            transfer.slist = nil
-        }
     }
 
     private func finish(_ transfer: CurlTransfer, code: CURLcode, message: String? = nil, verifyResult: Int = 0) {
@@ -235,7 +236,7 @@ final class CurlEngine: @unchecked Sendable {
             error = CurlErrors.error(for: stop, transfer: transfer)
         } else if code != CURLE_OK {
             error = CurlErrors.error(for: code, message: message, verifyResult: verifyResult, transfer: transfer)
-        } else if !transfer.headersDone && transfer.response == nil {
+        } else if !transfer.headersDone && !transfer.headDelivered {
             error = HTTPTransportContext.error(for: URLError(.badServerResponse), request: transfer.request)
         } else {
             error = nil

@@ -77,7 +77,7 @@ enum CurlErrors {
             HTTPTransportContext.responseTooLarge(
                 limit: limit,
                 request: transfer.request,
-                response: transfer.response ?? transfer.makeResponse(timings: nil)
+                response: transfer.makeResponse()
             )
         }
     }

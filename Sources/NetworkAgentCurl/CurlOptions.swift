@@ -18,6 +18,8 @@ import Darwin
 enum CurlOptions {
     /// The `User-Agent` sent when the request has none.
     static let defaultUserAgent = "NetworkAgentCurl libcurl/\(CurlRuntime.version)"
+    /// The header line of ``defaultUserAgent``.
+    static let defaultUserAgentLine = "User-Agent: \(defaultUserAgent)"
 
     static func apply(
         to transfer: CurlTransfer,
@@ -38,7 +40,7 @@ enum CurlOptions {
         let version =
             configuration.httpVersion == .http1 ? CURL_HTTP_VERSION_1_1 : CURL_HTTP_VERSION_2TLS
         _ = ccurl_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, version)
-        if configuration.httpVersion == .http2, transfer.url.scheme?.lowercased() == "https" {
+        if configuration.httpVersion == .http2, transfer.isHTTPS {
             // Wait for a connection being set up that may multiplex (HTTP/2) rather than open another one.
             _ = ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
         }
@@ -68,11 +70,7 @@ enum CurlOptions {
             _ = ccurl_easy_setopt_string(handle, CURLOPT_COOKIEFILE, "")
         }
         applyMethodAndBody(transfer, handle: handle, context: context)
-        var list: UnsafeMutablePointer<curl_slist>?
-        for line in transfer.headerLines { list = curl_slist_append(list, line) ?? list }
-        if !transfer.hasUserAgent { list = curl_slist_append(list, "User-Agent: \(defaultUserAgent)") ?? list }
-        transfer.slist = list
-        _ = ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list)
+        _ = ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, transfer.slist)
         if transfer.progressHandler != nil {
             _ = ccurl_easy_setopt_long(handle, CURLOPT_NOPROGRESS, 0)
             _ = ccurl_easy_setopt_xferinfo_callback(handle, curlProgressCallback)

@@ -22,7 +22,7 @@ extension CurlTransfer {
     /// Body bytes of the response; returns what libcurl must be told (the length, 0 to fail, or a pause).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         if !headersDone { headersDone = true }
-        if response == nil, case .stream = sink { deliverHead() }
+        if !headDelivered, case .stream = sink { deliverHead() }
         if let limit = maximumResponseBytes, received + bytes.count > limit {
             stop = .responseTooLarge(limit: limit)
             return 0
@@ -57,9 +57,10 @@ extension CurlTransfer {
         guard case .stream(let continuation, let bufferLimit) = sink, let easy else { return }
         if redirectStatuses.contains(statusCode) { return }
         timeToHeaders = started.duration(to: .now)
+        guard statusCode > 0 else { return }
         let timings = CurlOptions.timings(of: easy.pointer, complete: false)
-        guard let head = makeResponse(timings: timings) else { return }
-        response = head
+        headDelivered = true
+        headTimings = timings
         sink = nil
         weak let engine = self.engine
         let (stream, writer) = HTTPByteStream.makeStream(
@@ -75,7 +76,7 @@ extension CurlTransfer {
         )
         self.writer = writer
         continuation.resume(
-            returning: Outcome(response: head, data: Data(), body: stream, timeToHeaders: timeToHeaders)
+            returning: Outcome(head: head(timings: timings), data: Data(), body: stream, timeToHeaders: timeToHeaders)
         )
     }
 
@@ -99,7 +100,7 @@ extension CurlTransfer {
             return
         }
         if timeToHeaders == .zero { timeToHeaders = started.duration(to: .now) }
-        guard let response = makeResponse(timings: timings) else {
+        guard statusCode > 0 else {
             continuation.resume(
                 throwing: HTTPTransportContext.error(for: URLError(.badServerResponse), request: request)
             )
@@ -107,19 +108,17 @@ extension CurlTransfer {
         }
         let body = streamed ? HTTPByteStream(data: data) : nil
         continuation.resume(
-            returning: Outcome(response: response, data: data, body: body, timeToHeaders: timeToHeaders)
+            returning: Outcome(head: head(timings: timings), data: data, body: body, timeToHeaders: timeToHeaders)
         )
     }
 
-    func makeResponse(timings: HTTPTransferTimings?) -> HTTPURLResponse? {
-        guard statusCode > 0 else { return nil }
-        return HTTPURLResponse.withTransferTimings(
-            timings,
-            url: url,
-            statusCode: statusCode,
-            httpVersion: httpVersion,
-            headerFields: mergedHeaderFields()
-        )
+    func head(timings: HTTPTransferTimings?) -> Head {
+        Head(url: url, statusCode: statusCode, httpVersion: httpVersion, fields: responseHeaders, timings: timings)
+    }
+
+    /// The response built here, on the engine thread: for an error that carries it (rare).
+    func makeResponse() -> HTTPURLResponse? {
+        head(timings: headDelivered ? headTimings : nil).makeResponse()
     }
 
     // MARK: - Request body

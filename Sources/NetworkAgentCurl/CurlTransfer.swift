@@ -19,7 +19,9 @@ final class CurlTransfer: @unchecked Sendable {
     // @unchecked Sendable: the `let`s are set before the transfer is handed to the engine (through its locked
     // command queue, which orders every later access after them). Every `var` is read and written only on the
     // engine thread: in its loop, in libcurl's callbacks (which libcurl calls from curl_multi_perform and
-    // curl_easy_pause, on that thread), and when it completes the transfer.
+    // curl_easy_pause, on that thread), and when it completes the transfer. The header list `slist` points to is
+    // built in `init` and not changed after; libcurl reads it on the engine thread while the transfer is on the
+    // multi handle (which holds the transfer), and `deinit` frees it after the easy handle was reset.
 
     /// Why a transfer ended before libcurl finished it.
     enum Stop {
@@ -38,9 +40,34 @@ final class CurlTransfer: @unchecked Sendable {
         case stream(CheckedContinuation<CurlTransfer.Outcome, any Error>, bufferLimit: Int)
     }
 
+    /// A response head as the engine thread read it. The caller's task turns it into an `HTTPURLResponse`
+    /// (``makeResponse()``): Foundation's initializer is most of a small response's cost, and the one engine thread
+    /// serves every request of the transport.
+    struct Head: Sendable {
+        let url: URL
+        let statusCode: Int
+        let httpVersion: String
+        /// The fields in arrival order, duplicates not merged yet.
+        let fields: [(name: String, value: String)]
+        let timings: HTTPTransferTimings?
+
+        /// The response, with duplicate fields merged by ", " (compared case-insensitively; the first spelling is
+        /// kept), as URLSession does.
+        func makeResponse() -> HTTPURLResponse? {
+            guard statusCode > 0 else { return nil }
+            return HTTPURLResponse.withTransferTimings(
+                timings,
+                url: url,
+                statusCode: statusCode,
+                httpVersion: httpVersion,
+                headerFields: CurlTransfer.merged(fields)
+            )
+        }
+    }
+
     /// What the caller gets back.
     struct Outcome: Sendable {
-        let response: HTTPURLResponse
+        let head: Head
         let data: Data
         /// The body stream, for ``Sink/stream(_:bufferLimit:)``.
         let body: HTTPByteStream?
@@ -62,9 +89,11 @@ final class CurlTransfer: @unchecked Sendable {
     let url: URL
     let urlString: String
     let method: String
-    /// `Name: value` lines (`Name;` for an empty value), and `Expect:` unless the request set one.
-    let headerLines: [String]
-    let hasUserAgent: Bool
+    /// The request's header list for CURLOPT_HTTPHEADER, built in the caller's task (not on the engine thread):
+    /// `Name: value` lines (`Name;` for an empty value), `Expect:` unless the request set one, and the default
+    /// `User-Agent` unless it has one. Owned by the transfer; freed with it.
+    let slist: UnsafeMutablePointer<curl_slist>?
+    let isHTTPS: Bool
     let body: Body
     /// CURLOPT_TIMEOUT_MS for a collected transfer; 0 for none.
     let timeoutMilliseconds: Int
@@ -77,7 +106,6 @@ final class CurlTransfer: @unchecked Sendable {
     // Engine-thread state.
     var sink: Sink?
     var easy: CurlEasyHandle?
-    var slist: UnsafeMutablePointer<curl_slist>?
     var stop: Stop?
     var isFinished = false
     var statusCode = 0
@@ -85,7 +113,9 @@ final class CurlTransfer: @unchecked Sendable {
     var responseHeaders: [(name: String, value: String)] = []
     var headersDone = false
     var timeToHeaders: Duration = .zero
-    var response: HTTPURLResponse?
+    /// A streamed response's head went to the caller (with these timings).
+    var headDelivered = false
+    var headTimings: HTTPTransferTimings?
     var data = Data()
     var received = 0
     var writer: HTTPBodyWriter?
@@ -119,18 +149,22 @@ final class CurlTransfer: @unchecked Sendable {
         self.headDeadline = headDeadline
         self.maximumResponseBytes = maximumResponseBytes
         self.progressHandler = progressHandler
-        var lines: [String] = []
+        self.isHTTPS = url.scheme?.lowercased() == "https"
+        var list: UnsafeMutablePointer<curl_slist>?
         var hasUserAgent = false
         var hasExpect = false
         for (name, value) in request.allHTTPHeaderFields ?? [:] {
-            let lowered = name.lowercased()
-            if lowered == "user-agent" { hasUserAgent = true }
-            if lowered == "expect" { hasExpect = true }
-            lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
+            // Lowercased only when the length matches: most requests' names are neither.
+            switch name.utf8.count {
+            case 10 where name.lowercased() == "user-agent": hasUserAgent = true
+            case 6 where name.lowercased() == "expect": hasExpect = true
+            default: break
+            }
+            list = curl_slist_append(list, value.isEmpty ? "\(name);" : "\(name): \(value)") ?? list
         }
-        if !hasExpect { lines.append("Expect:") }
-        self.headerLines = lines
-        self.hasUserAgent = hasUserAgent
+        if !hasExpect { list = curl_slist_append(list, "Expect:") ?? list }
+        if !hasUserAgent { list = curl_slist_append(list, CurlOptions.defaultUserAgentLine) ?? list }
+        self.slist = list
     }
 
     deinit {
@@ -154,31 +188,66 @@ final class CurlTransfer: @unchecked Sendable {
             }
             return
         }
-        let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
+        // Parsed on the bytes: a `String` per line and Foundation's trimming cost more than the rest of the head.
+        if end >= 5, bytes[0] == 0x48, bytes[1] == 0x54, bytes[2] == 0x54, bytes[3] == 0x50, bytes[4] == 0x2F {
+            // A status line ("HTTP/1.1 200 OK", "HTTP/2 200"): a new head, so the fields of a 1xx head go.
             responseHeaders.removeAll(keepingCapacity: true)
-            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-            httpVersion = parts.first.map(String.init) ?? "HTTP/1.1"
-            statusCode = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            parseStatusLine(UnsafeRawBufferPointer(rebasing: bytes[0..<end]))
             return
         }
-        if let first = line.utf8.first, first == 0x20 || first == 0x09, let last = responseHeaders.indices.last {
-            responseHeaders[last].value += " " + line.trimmingCharacters(in: .whitespaces)
+        if bytes[0] == 0x20 || bytes[0] == 0x09 {
+            // An obsolete folded line continues the previous field.
+            guard let last = responseHeaders.indices.last else { return }
+            let (start, stop) = Self.trimmed(bytes, from: 0, to: end)
+            responseHeaders[last].value +=
+                " " + String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self)
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = String(line[..<colon])
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard let colon = bytes[0..<end].firstIndex(of: 0x3A) else { return }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<colon]), as: UTF8.self)
+        let (start, stop) = Self.trimmed(bytes, from: colon + 1, to: end)
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self)
         responseHeaders.append((name, value))
+    }
+
+    /// The version and status code of a status line: the first two words separated by spaces.
+    private func parseStatusLine(_ line: UnsafeRawBufferPointer) {
+        var index = 0
+        while index < line.count, line[index] != 0x20 { index += 1 }
+        httpVersion = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<index]), as: UTF8.self)
+        while index < line.count, line[index] == 0x20 { index += 1 }
+        var code = 0
+        var digits = 0
+        while index < line.count, line[index] != 0x20 {
+            let byte = line[index]
+            // Not a number (or absurdly long): no status, as `Int(_:)` on the word gave.
+            guard byte >= 0x30, byte <= 0x39, digits < 9 else {
+                statusCode = 0
+                return
+            }
+            code = code * 10 + Int(byte - 0x30)
+            digits += 1
+            index += 1
+        }
+        statusCode = code
+    }
+
+    /// The bounds of `bytes[from..<to]` without leading and trailing spaces and tabs.
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer, from: Int, to: Int) -> (Int, Int) {
+        var start = from
+        var stop = to
+        while start < stop, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while stop > start, bytes[stop - 1] == 0x20 || bytes[stop - 1] == 0x09 { stop -= 1 }
+        return (start, stop)
     }
 
     /// Header fields with duplicates merged by ", " (compared case-insensitively; the first spelling is kept), as
     /// URLSession does.
-    func mergedHeaderFields() -> [String: String] {
+    static func merged(_ headerFields: [(name: String, value: String)]) -> [String: String] {
         var fields: [String: String] = [:]
-        fields.reserveCapacity(responseHeaders.count)
+        fields.reserveCapacity(headerFields.count)
         var spelling: [String: String] = [:]
-        for (name, value) in responseHeaders {
+        for (name, value) in headerFields {
             let key = name.lowercased()
             if let existing = spelling[key] {
                 fields[existing] = (fields[existing] ?? "") + ", " + value

@@ -86,7 +86,7 @@ public final class CurlTransport: HTTPTransport {
         var current = request
         var redirects = 0
         while true {
-            let outcome = try await perform(
+            let (response, outcome) = try await perform(
                 current,
                 on: engine,
                 deadline: deadline,
@@ -98,11 +98,11 @@ public final class CurlTransport: HTTPTransport {
             guard
                 let next = try nextHop(
                     after: current,
-                    response: outcome.response,
+                    response: response,
                     redirects: &redirects,
                     data: outcome.data
                 )
-            else { return (data: outcome.data, response: outcome.response) }
+            else { return (data: outcome.data, response: response) }
             current = next
         }
     }
@@ -124,7 +124,7 @@ public final class CurlTransport: HTTPTransport {
         var current = request
         var redirects = 0
         while true {
-            let outcome = try await perform(
+            let (response, outcome) = try await perform(
                 current,
                 on: engine,
                 deadline: deadline,
@@ -135,8 +135,8 @@ public final class CurlTransport: HTTPTransport {
             HTTPTransportContext.reportResponseHeaders(after: outcome.timeToHeaders)
             let body = outcome.body ?? HTTPByteStream(data: outcome.data)
             guard
-                let next = try nextHop(after: current, response: outcome.response, redirects: &redirects, data: nil)
-            else { return HTTPStreamResponse(response: outcome.response, body: body) }
+                let next = try nextHop(after: current, response: response, redirects: &redirects, data: nil)
+            else { return HTTPStreamResponse(response: response, body: body) }
             current = next
         }
     }
@@ -182,7 +182,7 @@ public final class CurlTransport: HTTPTransport {
         streaming: Bool,
         limit: Int?,
         progress: TransferProgress.Handler?
-    ) async throws -> CurlTransfer.Outcome {
+    ) async throws -> (HTTPURLResponse, CurlTransfer.Outcome) {
         if Task.isCancelled { throw NetworkAgentError(.cancelled, "the request was cancelled") }
         let transfer = try makeTransfer(
             request,
@@ -192,7 +192,7 @@ public final class CurlTransport: HTTPTransport {
             progress: progress
         )
         let bufferLimit = configuration.streamBufferLimit
-        return try await withTaskCancellationHandler {
+        let outcome = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.sink = streaming ? .stream(continuation, bufferLimit: bufferLimit) : .collect(continuation)
                 engine.submit(.add(transfer))
@@ -200,6 +200,11 @@ public final class CurlTransport: HTTPTransport {
         } onCancel: {
             engine.submit(.stop(transfer, .cancelled))
         }
+        // Built here, in the caller's task, not on the engine thread that serves every request.
+        guard let response = outcome.head.makeResponse() else {
+            throw HTTPTransportContext.error(for: URLError(.badServerResponse), request: request)
+        }
+        return (response, outcome)
     }
 
     private func makeTransfer(
@@ -228,11 +233,12 @@ public final class CurlTransport: HTTPTransport {
             }
         }
         var sent = request
-        sent.sensitiveHeaderNames = []
+        // Each change copies Foundation's request: only the ones that change something are made (a plain GET: none).
+        if request.value(forHTTPHeaderField: URLRequest.sensitiveHeadersField) != nil { sent.sensitiveHeaderNames = [] }
         // The transfer keeps its body as `body` below; without the request's copy, a self-deleting file body
         // (FileBackedBodyStream) goes away with the caller's last reference, not when the engine thread lets go.
-        sent.httpBodyStream = nil
-        sent.httpBody = nil
+        if request.httpBodyStream != nil { sent.httpBodyStream = nil }
+        if request.httpBody != nil { sent.httpBody = nil }
         return CurlTransfer(
             request: sent,
             url: url,

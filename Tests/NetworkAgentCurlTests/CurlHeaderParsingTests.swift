@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+@testable import NetworkAgentCurl
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The response head as libcurl hands it over, one line per header callback, parsed on the bytes.
+@Suite struct CurlHeaderParsingTests {
+    private func transfer() throws -> CurlTransfer {
+        let url = try #require(URL(string: "http://example.test/h"))
+        return CurlTransfer(
+            request: URLRequest(url: url),
+            url: url,
+            body: .none,
+            timeoutMilliseconds: 0,
+            headDeadline: nil,
+            maximumResponseBytes: nil,
+            progressHandler: nil
+        )
+    }
+
+    private func feed(_ lines: [String], to transfer: CurlTransfer) {
+        for line in lines {
+            Array(line.utf8).withUnsafeBytes { transfer.receiveHeader($0) }
+        }
+    }
+
+    @Test func fieldsAreTrimmedOfSpacesAndTabsAndMergedCaseInsensitively() throws {
+        let transfer = try transfer()
+        feed(
+            [
+                "HTTP/1.1 100 Continue\r\n", "X-Interim: gone\r\n", "\r\n",
+                "HTTP/1.1 201 Created\r\n", "Content-Type:\t text/plain ; charset=utf-8 \t\r\n",
+                "X-Dup: one\r\n", "x-dup:two\r\n", "X-Empty:   \r\n", "X-Folded: first\r\n", " \tsecond  \r\n",
+                "NoColonHere\r\n", "X-Colon: a:b: c\r\n", "\r\n", "X-Trailer: ignored\r\n", "\r\n",
+            ],
+            to: transfer
+        )
+        #expect(transfer.headersDone)
+        let response = try #require(transfer.head(timings: nil).makeResponse())
+        #expect(response.statusCode == 201)
+        #expect(response.value(forHTTPHeaderField: "content-type") == "text/plain ; charset=utf-8")
+        #expect(response.value(forHTTPHeaderField: "X-DUP") == "one, two")
+        #expect(response.value(forHTTPHeaderField: "X-Empty") == "")
+        #expect(response.value(forHTTPHeaderField: "X-Folded") == "first second")
+        #expect(response.value(forHTTPHeaderField: "X-Colon") == "a:b: c")
+        #expect(response.value(forHTTPHeaderField: "X-Interim") == nil)
+        #expect(response.value(forHTTPHeaderField: "X-Trailer") == nil)
+        #expect(response.allHeaderFields.count == 5)
+    }
+
+    @Test func statusLinesOfEachVersionParse() throws {
+        let cases: [(String, Int, String)] = [
+            ("HTTP/2 200\r\n", 200, "HTTP/2"), ("HTTP/1.1 404 Not Found\r\n", 404, "HTTP/1.1"),
+            ("HTTP/1.0  302  Found\n", 302, "HTTP/1.0"), ("HTTP/1.1 2x0 Odd\r\n", 0, "HTTP/1.1"),
+            ("HTTP/1.1\r\n", 0, "HTTP/1.1"),
+        ]
+        for (line, status, version) in cases {
+            let transfer = try transfer()
+            feed([line], to: transfer)
+            #expect(transfer.statusCode == status, "\(line)")
+            #expect(transfer.httpVersion == version, "\(line)")
+        }
+    }
+}
