@@ -117,11 +117,8 @@ enum CurlScenarios {
             return .notRun("needs nginx's HTTPS port: \(server.tlsUnavailableReason ?? "none")")
         }
         let log = tls.directory.appending(path: "counted.log")
-        // One connection: libcurl otherwise opens more once a connection carries libcurl's default maximum of
-        // concurrent streams (100, CURLMOPT_MAX_CONCURRENT_STREAMS, which CurlTransport does not set).
-        let h2 = CurlTransport(
-            configuration: .init(maximumConnectionsPerHost: 1, caBundle: tls.certificateAuthority, httpVersion: .http2)
-        )
+        // The default settings: up to 1000 streams on a connection (maximumStreamsPerConnection), within nginx's 512.
+        let h2 = CurlTransport(configuration: .init(caBundle: tls.certificateAuthority, httpVersion: .http2))
         let h1 = CurlTransport(
             configuration: .init(caBundle: tls.certificateAuthority, httpVersion: .http1)
         )
@@ -149,8 +146,8 @@ enum CurlScenarios {
         let h1Connections = connections["HTTP/1.1"] ?? 0
         measurement.note =
             "HTTPS to nginx, \(concurrency) GETs in flight, \(total) per repetition and side; subject: CurlTransport "
-            + "asking for HTTP/2 with at most 1 connection per host (\(h2Connections) connection"
-            + "\(h2Connections == 1 ? "" : "s") used, from nginx's log; libcurl runs at most 100 streams on it); "
+            + "asking for HTTP/2 with its default settings (\(h2Connections) connection"
+            + "\(h2Connections == 1 ? "" : "s") used, from nginx's log); "
             + "baseline: CurlTransport with HTTP/1.1 and its default limit of "
             + "\(CurlTransport.Configuration.defaultMaximumConnectionsPerHost) connections per host "
             + "(\(h1Connections) used); every answer checked for its protocol (X-Protocol)"
