@@ -25,4 +25,29 @@ import Testing
         #expect(CRC32.checksum(Data("123456789".utf8)) == 0xcbf4_3926)
         #expect(CRC32.checksum(Data()) == 0)
     }
+
+    /// Lengths around the 8-byte steps, and updates split at every offset, agree with a bit-at-a-time reference.
+    @Test func crc32MatchesABitwiseReferenceAtEveryLengthAndSplit() {
+        #expect(CRC32.checksum(Data("The quick brown fox jumps over the lazy dog".utf8)) == 0x414f_a339)
+        let bytes = Data((0..<41).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
+        for length in 0...bytes.count {
+            let prefix = bytes.prefix(length)
+            #expect(CRC32.checksum(prefix) == Self.bitwiseCRC32(prefix), "length \(length)")
+        }
+        for split in 0...bytes.count {
+            var crc = CRC32()
+            crc.update(bytes.prefix(split))
+            crc.update(bytes.dropFirst(split))
+            #expect(crc.value == Self.bitwiseCRC32(bytes), "split at \(split)")
+        }
+    }
+
+    private static func bitwiseCRC32(_ data: Data) -> UInt32 {
+        var crc: UInt32 = 0xffff_ffff
+        for byte in data {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? 0xedb8_8320 ^ (crc >> 1) : crc >> 1 }
+        }
+        return crc ^ 0xffff_ffff
+    }
 }
