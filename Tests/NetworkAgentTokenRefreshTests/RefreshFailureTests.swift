@@ -49,8 +49,12 @@ import FoundationNetworking
         }
         let hook = HookCounter()
         let original = AuthToken(credential: .bearer("t0"), refreshToken: "r0")
+        // Room in the loop guard for up to three failed refreshes (below) and the one that then succeeds: with the
+        // default of three, a run where each 401 started its own refresh had the last one refused
+        // (`refresh_limit_reached`), as the guard should.
         let refresher = TokenRefresher(
             token: original,
+            maximumRefreshes: 4,
             onSessionExpired: hook.hook,
             refresh: server.refreshCall(
                 timeout: failure == .timeout ? .seconds(1) : nil,
