@@ -79,32 +79,8 @@ public final class CurlTransport: HTTPTransport {
     ///   `timedOut`, `cancelled`, `redirectFailed`, `invalidTimeout` or `responseTooLarge`; `transport` with a
     ///   ``CurlTransport/Error`` when libcurl lacks a feature.
     public func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-        let engine = try readyEngine()
-        let deadline = try HTTPTransportContext.timeLimit(of: request).map { ContinuousClock.now + $0 }
-        let limit = HTTPTransportContext.maximumResponseBytes.map { max(0, $0) }
-        let progress = HTTPTransportContext.progressHandler
-        var current = request
-        var redirects = 0
-        while true {
-            let (response, outcome) = try await perform(
-                current,
-                on: engine,
-                deadline: deadline,
-                streaming: false,
-                limit: limit,
-                progress: progress
-            )
-            HTTPTransportContext.reportResponseHeaders(after: outcome.timeToHeaders)
-            guard
-                let next = try nextHop(
-                    after: current,
-                    response: response,
-                    redirects: &redirects,
-                    data: outcome.data
-                )
-            else { return (data: outcome.data, response: response) }
-            current = next
-        }
+        let (response, outcome) = try await follow(request, streaming: false)
+        return (data: outcome.data, response: response)
     }
 
     /// Opens a request and returns as soon as the response head arrives, following redirects.
@@ -117,6 +93,15 @@ public final class CurlTransport: HTTPTransport {
     /// - Throws: What ``send(_:)`` throws; the body's iteration throws `responseTooLarge` when the body grows past
     ///   the agent's limit.
     public func stream(_ request: URLRequest) async throws -> HTTPStreamResponse {
+        let (response, outcome) = try await follow(request, streaming: true)
+        return HTTPStreamResponse(response: response, body: outcome.body ?? HTTPByteStream(data: outcome.data))
+    }
+
+    /// Sends `request` and each redirect the shared policy follows, within one deadline; returns the last hop.
+    private func follow(
+        _ request: URLRequest,
+        streaming: Bool
+    ) async throws -> (response: HTTPURLResponse, outcome: CurlTransfer.Outcome) {
         let engine = try readyEngine()
         let deadline = try HTTPTransportContext.timeLimit(of: request).map { ContinuousClock.now + $0 }
         let limit = HTTPTransportContext.maximumResponseBytes.map { max(0, $0) }
@@ -128,15 +113,20 @@ public final class CurlTransport: HTTPTransport {
                 current,
                 on: engine,
                 deadline: deadline,
-                streaming: true,
+                streaming: streaming,
                 limit: limit,
                 progress: progress
             )
             HTTPTransportContext.reportResponseHeaders(after: outcome.timeToHeaders)
-            let body = outcome.body ?? HTTPByteStream(data: outcome.data)
+            // A streamed call's redirect error carries no body, as URLSessionTransport's.
             guard
-                let next = try nextHop(after: current, response: response, redirects: &redirects, data: nil)
-            else { return HTTPStreamResponse(response: response, body: body) }
+                let next = try nextHop(
+                    after: current,
+                    response: response,
+                    redirects: &redirects,
+                    data: streaming ? nil : outcome.data
+                )
+            else { return (response, outcome) }
             current = next
         }
     }
