@@ -78,7 +78,7 @@ public struct NetworkAgent: Sendable {
         progress: TransferProgress.Handler?
     ) async throws -> (data: Data, response: URLResponse) {
         let prepared = try prepare(request)
-        return try await TransferProgress.$handler.withValue(progress) {
+        return try await TransferProgress.withHandler(progress) {
             try await sendPrepared(prepared, for: endpoint)
         }
     }

@@ -45,7 +45,7 @@ public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
     {
         let call = CallState(isStreaming: false)
         guard let progress else { return try await run(endpoint, call: call) }
-        return try await TransferProgress.$handler.withValue(progress) { try await run(endpoint, call: call) }
+        return try await TransferProgress.withHandler(progress) { try await run(endpoint, call: call) }
     }
 
     /// Runs a request through the plugin chain and returns at the response headers, with the body as a stream.
@@ -73,7 +73,7 @@ public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
         do {
             let (data, response) =
                 if let progress {
-                    try await TransferProgress.$handler.withValue(progress) { try await run(endpoint, call: call) }
+                    try await TransferProgress.withHandler(progress) { try await run(endpoint, call: call) }
                 } else {
                     try await run(endpoint, call: call)
                 }

@@ -26,5 +26,22 @@ public struct TransferProgress: Sendable, Hashable {
 
     /// The progress handler of the current call; read by the transport when it starts a task. The agent's side-request
     /// methods set it to their own handler (or `nil`) so that they never report to the call they are made in.
-    @TaskLocal static var handler: Handler?
+    static var handler: Handler? { current.handler }
+
+    /// Runs `operation` with `handler` as the current call's progress handler.
+    static func withHandler<Result>(
+        _ handler: Handler?,
+        operation: () async throws -> Result
+    ) async rethrows -> Result {
+        try await $current.withValue(Slot(handler: handler), operation: operation)
+    }
+
+    /// The task-local carrier of ``handler``. A struct, not the optional closure itself: on Swift 6.3.1 a `@TaskLocal`
+    /// whose value is an optional `@Sendable` closure crashes optimised builds in `swift_task_localValuePush` when it
+    /// is bound with `withValue` (Docs/LinuxNotes.md); a struct wrapping the same closure does not.
+    private struct Slot: Sendable {
+        var handler: Handler?
+    }
+
+    @TaskLocal private static var current = Slot()
 }
