@@ -319,6 +319,29 @@ LibTests/LibTests.swift:30: Fatal error: case boom
         self.assertEqual((passed, failed, skipped), (0, 1, 0))
         self.assertIn("made without `swift test --verbose`", err)
 
+    def test_a_test_is_named_alike_with_and_without_verbose(self):
+        verbose = HEADER + """\
+◇ Suite "Gzip codec" (aka 'CodecTests') started.
+➜ Test "a bomb stops" (aka 'bomb()') skipped: "memory run only"
+◇ Test "named" (aka 'named(_:)') started.
+◇ Test case passing 1 argument x → 1 (Swift.Int) to "named" (aka 'named(_:)') started.
+✔ Test case passing 1 argument x → 1 (Swift.Int) to "named" (aka 'named(_:)') passed after 0.001 seconds.
+✔ Test "named" (aka 'named(_:)') with 1 test case passed after 0.001 seconds.
+✔ Suite "Gzip codec" (aka 'CodecTests') passed after 0.002 seconds.
+✔ Test run with 2 tests in 1 suite passed after 0.003 seconds.
+"""
+        plain = HEADER + """\
+◇ Suite "Gzip codec" started.
+◇ Test "a bomb stops" started.
+✔ Test "a bomb stops" passed after 0.001 seconds.
+✔ Suite "Gzip codec" passed after 0.002 seconds.
+✔ Test run with 1 test in 1 suite passed after 0.003 seconds.
+"""
+        (passed, failed, skipped), out, err = self.count(
+            "plain=" + self.log(verbose), "memory=" + self.log(plain, "memory.log")
+        )
+        self.assertEqual((passed, failed, skipped), (2, 0, 1), out + err)
+
     def test_colours_are_ignored(self):
         coloured = re.sub(r"^([◇✔✘━➜])", "\x1b[90m\\1\x1b[0m", CLEAN, flags=re.MULTILINE)
         (passed, failed, skipped), out, err = self.count("plain=" + self.log(coloured))
