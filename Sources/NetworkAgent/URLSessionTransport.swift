@@ -28,9 +28,10 @@ import FoundationNetworking
 ///   `httpBodyStream` body that cannot be sent twice with a `URLError(.networkConnectionLost)` transport error;
 /// - streams response bodies through one session-level delegate (`bytes(for:)` does not exist on Linux).
 ///
-/// URLSession's task metrics are never delivered on Linux, so for each attempt that received response headers the
-/// transport emits a ``NetworkAgentEvent`` ``NetworkAgentEvent/Kind/responseHeaders(after:)``
-/// (`transport.response_headers`, with the time to headers in a `seconds` attribute for logs), and
+/// URLSession's task metrics are never delivered on Linux, so for each attempt that received response headers (one
+/// whose body then failed included) the transport emits a ``NetworkAgentEvent``
+/// ``NetworkAgentEvent/Kind/responseHeaders(after:)`` (`transport.response_headers`, with the time to headers in a
+/// `seconds` attribute for logs), and
 /// `transport.body_resent` (with the `method`) each time it sends a request again because its body was lost.
 public final class URLSessionTransport: HTTPTransport {
     /// The transport behind `NetworkAgent()`: the default configuration, created on first use.
@@ -217,10 +218,14 @@ public final class URLSessionTransport: HTTPTransport {
     /// Registers `task` with the sink `makeSink` builds and resumes it, so that cancelling the calling task cancels
     /// `task`. A task already cancelled is never resumed: the call ends at once with
     /// ``NetworkAgentError/Code/cancelled``.
+    ///
+    /// A collected exchange that fails after its response headers arrived reports its time to headers from `started`
+    /// before the error is thrown, as a successful one does: once per hop that received headers.
     private func cancellable<T: Sendable>(
         _ task: URLSessionTask,
         request: URLRequest,
         progress: TransferProgress.Handler?,
+        started: ContinuousClock.Instant,
         _ makeSink: (CheckedContinuation<T, any Error>) -> SessionDelegate.Sink
     ) async throws -> T {
         let id = task.taskIdentifier
@@ -244,6 +249,9 @@ public final class URLSessionTransport: HTTPTransport {
                 delegate.markCancelled(id)
                 task.cancel()
             }
+        } catch let failed as SessionDelegate.FailedAfterHeaders {
+            HTTPTransportContext.reportResponseHeaders(after: started.duration(to: failed.headersReceived))
+            throw Self.map(failed.failure, request: request)
         } catch SessionDelegate.Failure.bodyLost {
             throw LostBody()
         } catch let failure as SessionDelegate.Failure {
@@ -301,7 +309,8 @@ public final class URLSessionTransport: HTTPTransport {
         let completion: SessionDelegate.Completion = try await cancellable(
             task,
             request: request,
-            progress: TransferProgress.handler
+            progress: TransferProgress.handler,
+            started: started
         ) { .collect($0) }
         if let headersReceived = completion.headersReceived {
             HTTPTransportContext.reportResponseHeaders(after: started.duration(to: headersReceived))
@@ -332,7 +341,8 @@ public final class URLSessionTransport: HTTPTransport {
         let response: URLResponse = try await cancellable(
             task,
             request: request,
-            progress: TransferProgress.handler
+            progress: TransferProgress.handler,
+            started: started
         ) { .stream(headers: $0, chunks: buffer) }
         HTTPTransportContext.reportResponseHeaders(after: started.duration(to: .now))
         guard let http = response as? HTTPURLResponse else {

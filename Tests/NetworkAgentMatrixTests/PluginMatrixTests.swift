@@ -433,18 +433,9 @@ import FoundationNetworking
             let received = try #require(snapshot.histogram("networkagent_response_body_bytes", route))
             #expect(received.sum == Double(MatrixWorld.payload.count))
         }
+        // Once per exchange that received headers, also when its body then broke off (failedMidBody).
         let headers = snapshot.histogram("networkagent_response_headers_seconds", route)?.count ?? 0
-        if exchange == .failedMidBody {
-            // Its headers did arrive, but neither transport reports the time to headers of a buffered attempt that
-            // fails afterwards (URLSessionTransport: SessionDelegate's failure carries no headersReceived;
-            // CurlTransport likewise), against HTTPTransportContext.reportResponseHeaders' "once per hop that
-            // received headers". Reported as a defect; this fails as soon as it is fixed, so the known issue goes.
-            withKnownIssue("no time to headers for a buffered body that broke off after its headers") {
-                #expect(headers == UInt64(Self.serverExchanges(exchange)))
-            }
-        } else {
-            #expect(headers == UInt64(Self.serverExchanges(exchange)))
-        }
+        #expect(headers == UInt64(Self.serverExchanges(exchange)))
         #expect(snapshot.total("networkagent_retries_total") == (exchange == .retried ? 1 : 0))
         // Attempts: one per send, the retried call's 503 as an http_error.
         let attempts = (snapshot.family("networkagent_attempts_total")?.samples ?? []).map {
