@@ -21,6 +21,10 @@ import FoundationNetworking
 ///   (``NetworkAgentConfiguration/maximumResponseBytes``, ``NetworkAgentEndpoint/maximumResponseBytes``), counted in
 ///   the bytes libcurl delivers after decoding, and fails with ``NetworkAgentError/Code/responseTooLarge``;
 /// - maps the cancellation of the calling task to ``NetworkAgentError/Code/cancelled`` at once;
+/// - reports a body cut short on the wire (fewer bytes than its `Content-Length`, compressed or not, or a chunked body
+///   without its last chunk) as a lost connection, `URLError(.networkConnectionLost)`, where FoundationNetworking
+///   gives `URLError.unknown`. A gzip stream that ends early inside a body whole on the wire cannot be seen: libcurl
+///   inflates what arrived and reports nothing, so the call returns the shorter body;
 /// - uses no cookie jar and no URL cache unless a session configuration asks for them;
 /// - streams bodies in a ``FileBackedBodyStream`` from their file with a `Content-Length`, on every attempt;
 /// - sends a request with a body again itself when libcurl's own re-send after a reused connection died would go
@@ -371,7 +375,26 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     /// Maps a `URLError` (or any error from URLSession) to ``NetworkAgentError``.
+    ///
+    /// A body that ended before its framing said it would (fewer bytes than its `Content-Length` on the wire, or a
+    /// chunked body without its last chunk) is a lost connection, `URLError(.networkConnectionLost)`, as
+    /// `CurlTransport` and Apple's URLSession report it, so that the retry plugin classifies it the same.
     static func map(_ error: any Error, request: URLRequest?) -> NetworkAgentError {
-        HTTPTransportContext.error(for: error, request: request)
+        guard let urlError = error as? URLError, isBodyCutShort(urlError) else {
+            return HTTPTransportContext.error(for: error, request: request)
+        }
+        let lost = URLError(.networkConnectionLost, userInfo: urlError.userInfo)
+        return HTTPTransportContext.error(for: lost, request: request)
+    }
+
+    /// Whether FoundationNetworking failed a task because its body was cut short on the wire.
+    ///
+    /// libcurl compares the bytes that arrived, before it decodes a compressed body, with the `Content-Length` (or
+    /// waits for the last chunk) and fails with `CURLE_PARTIAL_FILE`; FoundationNetworking reports that as
+    /// `URLError.unknown` (-1) whose description is libcurl's message, "transfer closed with N bytes remaining to
+    /// read" or "transfer closed with outstanding read data remaining" (measured with libcurl 7.88.1), and gives no
+    /// other sign of it: `countOfBytesReceived` stays 0 and the delegate sees only decoded bytes.
+    static func isBodyCutShort(_ error: URLError) -> Bool {
+        error.code == .unknown && error.localizedDescription.hasPrefix("transfer closed with")
     }
 }
