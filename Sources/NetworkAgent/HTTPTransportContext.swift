@@ -66,7 +66,9 @@ public enum HTTPTransportContext {
     }
 
     /// Tells the exchange's observers (the metrics plugin among them) that response headers arrived: emits
-    /// ``NetworkAgentEvent/Kind/responseHeaders(after:)``. Call it once per hop that received headers.
+    /// ``NetworkAgentEvent/Kind/responseHeaders(after:)``. Call it once per hop that received headers, also when the
+    /// hop then fails (its body cut short, the deadline, a cancellation), from the calling task: the event goes to the
+    /// observers of the exchange that task runs.
     ///
     /// - Parameter duration: The time from starting the hop to its response headers.
     public static func reportResponseHeaders(after duration: Duration) {

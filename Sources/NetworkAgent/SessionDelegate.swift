@@ -25,6 +25,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         case error(any Error)
     }
 
+    /// How a collected exchange failed after its response headers had arrived (a body cut short, the deadline or a
+    /// cancellation during the body): the hop still counts once for the time to headers.
+    struct FailedAfterHeaders: Error {
+        let failure: Failure
+        /// When the response headers arrived.
+        let headersReceived: ContinuousClock.Instant
+    }
+
     /// A finished collected exchange.
     struct Completion {
         let data: Data
@@ -281,8 +289,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             outcome = .failure(.error(URLError(.badServerResponse)))
         }
         switch (sink, outcome) {
-        case (.collect(let continuation), _):
-            continuation.resume(with: outcome)
+        case (.collect(let continuation), .failure(let failure)):
+            if let headersReceived = state.headersReceived {
+                continuation.resume(throwing: FailedAfterHeaders(failure: failure, headersReceived: headersReceived))
+            } else {
+                continuation.resume(throwing: failure)
+            }
+        case (.collect(let continuation), .success(let completion)):
+            continuation.resume(returning: completion)
         case (.stream(let headers?, let chunks), .success(let completion)):
             headers.resume(returning: completion.response)
             chunks.finish(throwing: nil)

@@ -21,6 +21,10 @@ import FoundationNetworking
 ///   (``NetworkAgentConfiguration/maximumResponseBytes``, ``NetworkAgentEndpoint/maximumResponseBytes``), counted in
 ///   the bytes libcurl delivers after decoding, and fails with ``NetworkAgentError/Code/responseTooLarge``;
 /// - maps the cancellation of the calling task to ``NetworkAgentError/Code/cancelled`` at once;
+/// - reports a body cut short on the wire (fewer bytes than its `Content-Length`, compressed or not, or a chunked body
+///   without its last chunk) as a lost connection, `URLError(.networkConnectionLost)`, where FoundationNetworking
+///   gives `URLError.unknown`. A gzip stream that ends early inside a body whole on the wire cannot be seen: libcurl
+///   inflates what arrived and reports nothing, so the call returns the shorter body;
 /// - uses no cookie jar and no URL cache unless a session configuration asks for them;
 /// - streams bodies in a ``FileBackedBodyStream`` from their file with a `Content-Length`, on every attempt;
 /// - sends a request with a body again itself when libcurl's own re-send after a reused connection died would go
@@ -28,9 +32,10 @@ import FoundationNetworking
 ///   `httpBodyStream` body that cannot be sent twice with a `URLError(.networkConnectionLost)` transport error;
 /// - streams response bodies through one session-level delegate (`bytes(for:)` does not exist on Linux).
 ///
-/// URLSession's task metrics are never delivered on Linux, so for each attempt that received response headers the
-/// transport emits a ``NetworkAgentEvent`` ``NetworkAgentEvent/Kind/responseHeaders(after:)``
-/// (`transport.response_headers`, with the time to headers in a `seconds` attribute for logs), and
+/// URLSession's task metrics are never delivered on Linux, so for each attempt that received response headers (one
+/// whose body then failed included) the transport emits a ``NetworkAgentEvent``
+/// ``NetworkAgentEvent/Kind/responseHeaders(after:)`` (`transport.response_headers`, with the time to headers in a
+/// `seconds` attribute for logs), and
 /// `transport.body_resent` (with the `method`) each time it sends a request again because its body was lost.
 public final class URLSessionTransport: HTTPTransport {
     /// The transport behind `NetworkAgent()`: the default configuration, created on first use.
@@ -217,10 +222,14 @@ public final class URLSessionTransport: HTTPTransport {
     /// Registers `task` with the sink `makeSink` builds and resumes it, so that cancelling the calling task cancels
     /// `task`. A task already cancelled is never resumed: the call ends at once with
     /// ``NetworkAgentError/Code/cancelled``.
+    ///
+    /// A collected exchange that fails after its response headers arrived reports its time to headers from `started`
+    /// before the error is thrown, as a successful one does: once per hop that received headers.
     private func cancellable<T: Sendable>(
         _ task: URLSessionTask,
         request: URLRequest,
         progress: TransferProgress.Handler?,
+        started: ContinuousClock.Instant,
         _ makeSink: (CheckedContinuation<T, any Error>) -> SessionDelegate.Sink
     ) async throws -> T {
         let id = task.taskIdentifier
@@ -244,6 +253,9 @@ public final class URLSessionTransport: HTTPTransport {
                 delegate.markCancelled(id)
                 task.cancel()
             }
+        } catch let failed as SessionDelegate.FailedAfterHeaders {
+            HTTPTransportContext.reportResponseHeaders(after: started.duration(to: failed.headersReceived))
+            throw Self.map(failed.failure, request: request)
         } catch SessionDelegate.Failure.bodyLost {
             throw LostBody()
         } catch let failure as SessionDelegate.Failure {
@@ -301,7 +313,8 @@ public final class URLSessionTransport: HTTPTransport {
         let completion: SessionDelegate.Completion = try await cancellable(
             task,
             request: request,
-            progress: TransferProgress.handler
+            progress: TransferProgress.handler,
+            started: started
         ) { .collect($0) }
         if let headersReceived = completion.headersReceived {
             HTTPTransportContext.reportResponseHeaders(after: started.duration(to: headersReceived))
@@ -332,7 +345,8 @@ public final class URLSessionTransport: HTTPTransport {
         let response: URLResponse = try await cancellable(
             task,
             request: request,
-            progress: TransferProgress.handler
+            progress: TransferProgress.handler,
+            started: started
         ) { .stream(headers: $0, chunks: buffer) }
         HTTPTransportContext.reportResponseHeaders(after: started.duration(to: .now))
         guard let http = response as? HTTPURLResponse else {
@@ -361,7 +375,26 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     /// Maps a `URLError` (or any error from URLSession) to ``NetworkAgentError``.
+    ///
+    /// A body that ended before its framing said it would (fewer bytes than its `Content-Length` on the wire, or a
+    /// chunked body without its last chunk) is a lost connection, `URLError(.networkConnectionLost)`, as
+    /// `CurlTransport` and Apple's URLSession report it, so that the retry plugin classifies it the same.
     static func map(_ error: any Error, request: URLRequest?) -> NetworkAgentError {
-        HTTPTransportContext.error(for: error, request: request)
+        guard let urlError = error as? URLError, isBodyCutShort(urlError) else {
+            return HTTPTransportContext.error(for: error, request: request)
+        }
+        let lost = URLError(.networkConnectionLost, userInfo: urlError.userInfo)
+        return HTTPTransportContext.error(for: lost, request: request)
+    }
+
+    /// Whether FoundationNetworking failed a task because its body was cut short on the wire.
+    ///
+    /// libcurl compares the bytes that arrived, before it decodes a compressed body, with the `Content-Length` (or
+    /// waits for the last chunk) and fails with `CURLE_PARTIAL_FILE`; FoundationNetworking reports that as
+    /// `URLError.unknown` (-1) whose description is libcurl's message, "transfer closed with N bytes remaining to
+    /// read" or "transfer closed with outstanding read data remaining" (measured with libcurl 7.88.1), and gives no
+    /// other sign of it: `countOfBytesReceived` stays 0 and the delegate sees only decoded bytes.
+    static func isBodyCutShort(_ error: URLError) -> Bool {
+        error.code == .unknown && error.localizedDescription.hasPrefix("transfer closed with")
     }
 }

@@ -21,7 +21,10 @@ private let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 extension CurlTransfer {
     /// Body bytes of the response; returns what libcurl must be told (the length, 0 to fail, or a pause).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-        if !headersDone { headersDone = true }
+        if !headersDone {
+            headersDone = true
+            timeToHeaders = started.duration(to: .now)
+        }
         if !headDelivered, case .stream = sink { deliverHead() }
         if let limit = maximumResponseBytes, received + bytes.count > limit {
             stop = .responseTooLarge(limit: limit)
@@ -56,7 +59,7 @@ extension CurlTransfer {
     func deliverHead() {
         guard case .stream(let continuation, let bufferLimit) = sink, let easy else { return }
         if redirectStatuses.contains(statusCode) { return }
-        timeToHeaders = started.duration(to: .now)
+        if timeToHeaders == .zero { timeToHeaders = started.duration(to: .now) }
         guard statusCode > 0 else { return }
         let timings = CurlOptions.timings(of: easy.pointer, complete: false)
         headDelivered = true
@@ -96,7 +99,11 @@ extension CurlTransfer {
         }
         sink = nil
         if let error {
-            continuation.resume(throwing: error)
+            // A head that arrived counts for the time to headers even when its body then failed.
+            let failure: any Error =
+                headersDone && timeToHeaders > .zero
+                ? FailedAfterHeaders(error: error, timeToHeaders: timeToHeaders) : error
+            continuation.resume(throwing: failure)
             return
         }
         if timeToHeaders == .zero { timeToHeaders = started.duration(to: .now) }

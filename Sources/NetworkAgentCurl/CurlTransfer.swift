@@ -75,6 +75,13 @@ final class CurlTransfer: @unchecked Sendable {
         let timeToHeaders: Duration
     }
 
+    /// How a hop failed after its response head had arrived (a body cut short, the deadline, a cancellation, the
+    /// response limit): the caller still reports its time to headers, once, before throwing `error`.
+    struct FailedAfterHeaders: Error {
+        let error: NetworkAgentError
+        let timeToHeaders: Duration
+    }
+
     /// The request body.
     enum Body {
         case none
@@ -112,6 +119,7 @@ final class CurlTransfer: @unchecked Sendable {
     var httpVersion = "HTTP/1.1"
     var responseHeaders: [(name: String, value: String)] = []
     var headersDone = false
+    /// From the start of the hop to the end of its final response head; zero until then.
     var timeToHeaders: Duration = .zero
     /// A streamed response's head went to the caller (with these timings).
     var headDelivered = false
@@ -184,6 +192,7 @@ final class CurlTransfer: @unchecked Sendable {
             // The end of a head; a 1xx head (100 Continue) is followed by another.
             if statusCode >= 200 && !headersDone {
                 headersDone = true
+                timeToHeaders = started.duration(to: .now)
                 if case .stream = sink { deliverHead() }
             }
             return

@@ -182,13 +182,20 @@ public final class CurlTransport: HTTPTransport {
             progress: progress
         )
         let bufferLimit = configuration.streamBufferLimit
-        let outcome = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                transfer.sink = streaming ? .stream(continuation, bufferLimit: bufferLimit) : .collect(continuation)
-                engine.submit(.add(transfer))
+        let outcome: CurlTransfer.Outcome
+        do {
+            outcome = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    transfer.sink = streaming ? .stream(continuation, bufferLimit: bufferLimit) : .collect(continuation)
+                    engine.submit(.add(transfer))
+                }
+            } onCancel: {
+                engine.submit(.stop(transfer, .cancelled))
             }
-        } onCancel: {
-            engine.submit(.stop(transfer, .cancelled))
+        } catch let failed as CurlTransfer.FailedAfterHeaders {
+            // Reported here, in the caller's task, where the exchange's observers are.
+            HTTPTransportContext.reportResponseHeaders(after: failed.timeToHeaders)
+            throw failed.error
         }
         // Built here, in the caller's task, not on the engine thread that serves every request.
         guard let response = outcome.head.makeResponse() else {

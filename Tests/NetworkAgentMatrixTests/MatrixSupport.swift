@@ -64,6 +64,8 @@ final class MatrixWorld: Sendable {
     let gzip: Bool
     let requiredToken: String?
     private let counters = Locked((flaky: 0, stalls: 0))
+    /// The paths the origin answered with a gzip-encoded body, in order.
+    private let encoded = Locked<[String]>([])
 
     init(gzip: Bool = false, requiredToken: String? = nil) throws {
         self.gzip = gzip
@@ -74,6 +76,7 @@ final class MatrixWorld: Sendable {
             gzip && (request.header("Accept-Encoding")?.contains("gzip") ?? false)
         }
         let counters = self.counters
+        let encoded = self.encoded
         other = try LoopbackServer { request in
             encodes(request) ? Self.ok(compressed, gzip: true) : Self.ok(Self.payload, gzip: false)
         }
@@ -89,6 +92,7 @@ final class MatrixWorld: Sendable {
                     headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")]
                 )
             }
+            if gzip { encoded.withLock { $0.append(request.path) } }
             switch request.path {
             case "/stream":
                 let third = body.count / 3
@@ -136,6 +140,11 @@ final class MatrixWorld: Sendable {
 
     /// How many `/stall` requests the origin has received.
     var stalls: Int { counters.withLock { $0.stalls } }
+
+    /// How many times the origin answered `path` in gzip (past the token check; a `/flaky` 503 counts too).
+    func gzipResponses(_ path: String) -> Int {
+        encoded.withLock { $0.filter { $0 == path }.count }
+    }
 
     /// The origin's requests for a path, in order.
     func requests(_ path: String) -> [ServerRequest] {
