@@ -59,16 +59,3 @@ struct Redirector: NetworkAgentPlugin {
         return request
     }
 }
-
-/// Collects the events emitted around a call.
-final class EventLog: Sendable {
-    private let storage = Locked<[NetworkAgentEvent]>([])
-
-    var events: [NetworkAgentEvent] { storage.withLock { $0 } }
-
-    func record<T>(_ operation: () async throws -> T) async rethrows -> T {
-        try await NetworkAgentEvents.observing({ event in self.storage.withLock { $0.append(event) } }) {
-            try await operation()
-        }
-    }
-}

@@ -65,15 +65,16 @@ import FoundationNetworking
         let server = try Self.scriptedServer { $0 < 3 ? ServerResponse(fault: .resetBeforeResponse) : .text("ok") }
         defer { server.stop() }
         let clock = ManualClock(advancesOnSleep: true)
-        let log = EventLog()
+        let log = EventRecorder()
         let provider = Self.provider([.retry(clock: clock)])
-        let (data, _) = try await log.record {
+        let (data, _) = try await log.observing {
             try await provider.request(endpoint: RetryEndpoint(baseURL: server.baseURL))
         }
         #expect(String(decoding: data, as: UTF8.self) == "ok")
         #expect(server.requestCount == 3)
         #expect(
-            log.retry.map { $0.attributes["reason"] } == Array(repeating: "transport_network_connection_lost", count: 2)
+            log.events(from: "retry").map { $0.attributes["reason"] }
+                == Array(repeating: "transport_network_connection_lost", count: 2)
         )
     }
 
@@ -92,16 +93,16 @@ import FoundationNetworking
         probe.stop()
 
         let clock = ManualClock(advancesOnSleep: true)
-        let log = EventLog()
+        let log = EventRecorder()
         let provider = Self.provider([.retry(clock: clock)])
         let error = await #expect(throws: NetworkAgentError.self) {
-            try await log.record { try await provider.request(endpoint: RetryEndpoint(baseURL: closed)) }
+            try await log.observing { try await provider.request(endpoint: RetryEndpoint(baseURL: closed)) }
         }
         #expect(error?.code == .transport)
         #expect(error?.urlErrorCode == .cannotConnectToHost)
         #expect(error?.message.contains("gave up after 3 attempts: maximum attempts reached") == true)
         #expect(clock.sleeps.count == 2)
-        #expect(log.retry.map(\.name) == ["retry_scheduled", "retry_scheduled", "retry_exhausted"])
+        #expect(log.events(from: "retry").map(\.name) == ["retry_scheduled", "retry_scheduled", "retry_exhausted"])
     }
 
     @Test func aRefusedConnectionSucceedsOnceTheServerIsBack() async throws {

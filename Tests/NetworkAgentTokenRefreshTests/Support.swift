@@ -270,23 +270,6 @@ final class PathRecorder: NetworkAgentPlugin {
     }
 }
 
-/// Collects events emitted inside an operation.
-final class EventLog: Sendable {
-    private let storage = Locked<[NetworkAgentEvent]>([])
-
-    var events: [NetworkAgentEvent] { storage.withLock { $0 } }
-
-    func named(_ name: String) -> [NetworkAgentEvent] {
-        events.filter { $0.name == name }
-    }
-
-    func record<T>(_ operation: () async throws -> T) async rethrows -> T {
-        try await NetworkAgentEvents.observing({ event in self.storage.withLock { $0.append(event) } }) {
-            try await operation()
-        }
-    }
-}
-
 /// Counts calls of the session-expired hook.
 final class HookCounter: Sendable {
     private let storage = Locked<[TokenRefresher.Error]>([])

@@ -39,22 +39,6 @@ final class SeededRandom: Sendable {
     }
 }
 
-/// Collects the events emitted inside the calls it wraps.
-final class EventLog: Sendable {
-    private let events = Locked<[NetworkAgentEvent]>([])
-
-    var all: [NetworkAgentEvent] { events.withLock { $0 } }
-
-    /// The events with source `retry`.
-    var retry: [NetworkAgentEvent] { all.filter { $0.source == "retry" } }
-
-    func record<Result>(_ operation: () async throws -> Result) async rethrows -> Result {
-        try await NetworkAgentEvents.observing({ event in self.events.withLock { $0.append(event) } }) {
-            try await operation()
-        }
-    }
-}
-
 /// An inner plugin that counts attempts and makes each one take `duration` of virtual time.
 final class AttemptCounter: NetworkAgentPlugin {
     let clock: ManualClock?
