@@ -108,7 +108,7 @@ targets.append(
     .executableTarget(
         name: "NetworkAgentBench",
         dependencies: [
-            "NetworkAgent", "NetworkAgentTestServer", "NetworkAgentCurl", "CCurl",
+            "NetworkAgent", "NetworkAgentTestServer", "NetworkAgentToolSupport", "NetworkAgentCurl", "CCurl",
         ]
             + plugins.map { .target(name: $0.name) },
         path: "Benchmarks/NetworkAgentBench"
@@ -116,17 +116,23 @@ targets.append(
 )
 
 // MARK: - Test support
-// Not a product. NetworkAgentTestSupport (Tests/NetworkAgentTestSupport) is the one home of the helpers this package's
+// Not products. NetworkAgentTestSupport (Tests/NetworkAgentTestSupport) is the one home of the helpers this package's
 // tests share; every test target depends on it. It holds `TestTransport`, the transport the over-the-wire tests run
-// on, chosen per process by NETWORKAGENT_TEST_TRANSPORT (`urlsession` or `curl`; Scripts/test runs both); it depends
-// on libcurl, which NetworkAgentTesting (the public test kit) must not.
-targets.append(
+// on, chosen per process by NETWORKAGENT_TEST_TRANSPORT (`urlsession` or `curl`; Scripts/test runs both), and the
+// peak-memory gate; it depends on libcurl, which NetworkAgentTesting (the public test kit) must not.
+// NetworkAgentToolSupport holds what the benchmark shares with the tests, without Testing so that a release
+// executable links it: the /proc/self/status reader.
+targets += [
+    .target(
+        name: "NetworkAgentToolSupport",
+        path: "Tests/NetworkAgentToolSupport"
+    ),
     .target(
         name: "NetworkAgentTestSupport",
-        dependencies: ["NetworkAgent", "NetworkAgentCurl"],
+        dependencies: ["NetworkAgent", "NetworkAgentCurl", "NetworkAgentToolSupport"],
         path: "Tests/NetworkAgentTestSupport"
-    )
-)
+    ),
+]
 
 // MARK: - Tests
 let testSupport: [Target.Dependency] = ["NetworkAgentTestSupport"]
