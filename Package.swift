@@ -118,8 +118,9 @@ targets.append(
 // MARK: - Test support
 // Not products. NetworkAgentTestSupport (Tests/NetworkAgentTestSupport) is the one home of the helpers this package's
 // tests share; every test target depends on it. It holds `TestTransport`, the transport the over-the-wire tests run
-// on, chosen per process by NETWORKAGENT_TEST_TRANSPORT (`urlsession` or `curl`; Scripts/test runs both), and the
-// peak-memory gate; it depends on libcurl, which NetworkAgentTesting (the public test kit) must not.
+// on, chosen per process by NETWORKAGENT_TEST_TRANSPORT (`urlsession` or `curl`; Scripts/test runs both), the
+// peak-memory gate, and the disk and Redis cache tests' harness; it depends on libcurl, which NetworkAgentTesting
+// (the public test kit) must not.
 // NetworkAgentToolSupport holds what the benchmark shares with the tests, without Testing so that a release
 // executable links it: the /proc/self/status reader.
 targets += [
@@ -129,7 +130,11 @@ targets += [
     ),
     .target(
         name: "NetworkAgentTestSupport",
-        dependencies: ["NetworkAgent", "NetworkAgentCurl", "NetworkAgentToolSupport"],
+        dependencies: [
+            "NetworkAgent", "NetworkAgentCurl", "NetworkAgentTesting", "NetworkAgentTestServer",
+            "NetworkAgentDiskCache",
+            "NetworkAgentToolSupport",
+        ],
         path: "Tests/NetworkAgentTestSupport"
     ),
 ]

@@ -50,17 +50,7 @@ import FoundationNetworking
 
     /// The `DiskCacheCrashWriter` executable, built next to the test bundle by `swift build` / `swift test`.
     static func writerExecutable() throws -> URL {
-        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var directory = testBinary.deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("DiskCacheCrashWriter")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        throw CocoaError(
-            .fileNoSuchFile,
-            userInfo: [NSFilePathErrorKey: "DiskCacheCrashWriter next to \(testBinary.path); run swift build first"]
-        )
+        try siblingExecutable("DiskCacheCrashWriter")
     }
 
     /// Checks an entry the writer wrote: its URL slot, length and fill byte must agree with its headers.

@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
+import NetworkAgentTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
