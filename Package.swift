@@ -119,13 +119,14 @@ targets.append(
 // Not products. NetworkAgentTestSupport (Tests/NetworkAgentTestSupport) is the one home of the helpers this package's
 // tests share; every test target depends on it. It holds `TestTransport`, the transport the over-the-wire tests run
 // on, chosen per process by NETWORKAGENT_TEST_TRANSPORT (`urlsession` or `curl`; Scripts/test runs both), the
-// peak-memory gate, and the disk and Redis cache tests' harness; it depends on libcurl, which NetworkAgentTesting
-// (the public test kit) must not.
-// NetworkAgentToolSupport holds what the benchmark shares with the tests, without Testing so that a release
-// executable links it: the /proc/self/status reader.
+// peak-memory gate, the disk and Redis cache tests' harness, and the fakes several suites use; it depends on libcurl,
+// which NetworkAgentTesting (the public test kit) must not. NetworkAgentToolSupport holds what the benchmark shares
+// with the tests, without Testing so that a release executable links it: the /proc/self/status reader and the Redis
+// cache worker that the tests' RedisCacheWorker and the bench's `--redis-worker` both run.
 targets += [
     .target(
         name: "NetworkAgentToolSupport",
+        dependencies: ["NetworkAgent", "NetworkAgentTestServer", "NetworkAgentDiskCache", "NetworkAgentRedisCache"],
         path: "Tests/NetworkAgentToolSupport"
     ),
     .target(
@@ -171,10 +172,11 @@ targets += [
         dependencies: ["NetworkAgentDiskCache"],
         path: "Tests/DiskCacheCrashWriter"
     ),
-    // A second process on a shared Redis store: the child of the Redis cache's multi-process tests. Not a product.
+    // A second process on a shared Redis store: the child of the Redis cache's multi-process tests, on the run's
+    // TestTransport. Its steps are NetworkAgentToolSupport's `RedisWorker`, which the bench runs too. Not a product.
     .executableTarget(
         name: "RedisCacheWorker",
-        dependencies: ["NetworkAgent", "NetworkAgentDiskCache", "NetworkAgentRedisCache"],
+        dependencies: ["NetworkAgentTestSupport", "NetworkAgentToolSupport"],
         path: "Tests/RedisCacheWorker"
     ),
 ]

@@ -5,6 +5,7 @@ import NetworkAgentRedisCache
 import NetworkAgentTestServer
 import NetworkAgentTestSupport
 import NetworkAgentTesting
+import NetworkAgentToolSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -27,34 +28,15 @@ struct RedisSharingTests {
         requests: Int,
         clockOffset: Int
     ) async throws -> [[String: Int]] {
-        let executable = try siblingExecutable("RedisCacheWorker").path
-        let barrier = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "redis-barrier-\(UUID().uuidString)"
+        try await RedisWorker.runWorkers(
+            executable: try siblingExecutable("RedisCacheWorker").path,
+            count: count,
+            redis: redis,
+            prefix: prefix,
+            resource: resource,
+            requests: requests,
+            clockOffset: clockOffset
         )
-        try FileManager.default.createDirectory(at: barrier, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: barrier) }
-        let arguments = [
-            redis.absoluteString, prefix, resource.absoluteString, "\(requests)", "\(clockOffset)", barrier.path,
-        ]
-        let workers = (0..<count).map { _ in Task { try await ChildProcess.run(executable, arguments) } }
-        let allReady = await eventually(within: .seconds(60)) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: barrier.path)) ?? []).count == count
-        }
-        #expect(allReady, "the workers did not all start")
-        _ = FileManager.default.createFile(atPath: barrier.appendingPathComponent("go").path, contents: nil)
-        var summaries: [[String: Int]] = []
-        for worker in workers {
-            let result = try await worker.value
-            #expect(result.status == 0, "worker: \(result.error)")
-            var counts: [String: Int] = [:]
-            let line = result.output.split(separator: "\n").last { $0.hasPrefix("done ") } ?? ""
-            for field in line.split(separator: " ").dropFirst() {
-                let parts = field.split(separator: "=")
-                if parts.count == 2, let value = Int(parts[1]) { counts[String(parts[0])] = value }
-            }
-            summaries.append(counts)
-        }
-        return summaries
     }
 
     @Test func twoProcessesShareEntries() async throws {
