@@ -280,22 +280,9 @@ import FoundationNetworking
     }
 
     @Test func onResponseSeesTheLastRequestSentWithItsKey() async throws {
-        final class LastRequest: NetworkAgentPlugin {
-            let seen = Locked<URLRequest?>(nil)
-            func onResponse(
-                _ response: URLResponse,
-                data: Data,
-                request: URLRequest,
-                endpoint: any NetworkAgentEndpoint,
-                agent: NetworkAgent
-            ) async throws -> (data: Data, response: URLResponse) {
-                seen.withLock { $0 = request }
-                return (data: data, response: response)
-            }
-        }
         let server = try Self.scriptedServer { $0 == 1 ? .text("busy", status: 503) : .text("ok") }
         defer { server.stop() }
-        let last = LastRequest()
+        let last = OnResponseSpy()
         let provider = Self.provider([
             .retry(
                 .init(nonIdempotentMethods: .addIdempotencyKey),
@@ -310,6 +297,6 @@ import FoundationNetworking
             task: .requestWithoutAttributes(content: "x")
         )
         _ = try await provider.request(endpoint: endpoint)
-        #expect(last.seen.withLock { $0?.value(forHTTPHeaderField: "Idempotency-Key") } == "k-1")
+        #expect(last.lastRequest?.value(forHTTPHeaderField: "Idempotency-Key") == "k-1")
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTokenRefresh
 
 #if canImport(FoundationNetworking)
@@ -292,10 +293,6 @@ func waitUntil(
         try await Task.sleep(for: .milliseconds(2))
     }
     return await condition()
-}
-
-extension URLResponse {
-    var status: Int? { (self as? HTTPURLResponse)?.statusCode }
 }
 
 /// A compact JWT with the given `exp`, unsigned (the refresher never checks signatures).

@@ -62,7 +62,3 @@ final class AttemptCounter: NetworkAgentPlugin {
         return try await next(request)
     }
 }
-
-extension URLResponse {
-    var status: Int? { (self as? HTTPURLResponse)?.statusCode }
-}
