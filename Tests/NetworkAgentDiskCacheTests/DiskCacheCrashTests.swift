@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
 import NetworkAgentTestSupport
+import NetworkAgentToolSupport
 import Testing
 
 #if canImport(Glibc)
@@ -22,19 +23,6 @@ import FoundationNetworking
 /// moments, run `NETWORKAGENT_CRASH_SEED=<seed> swift test --filter DiskCacheCrashTests`. (The writer's scheduling
 /// still varies from run to run, so a replay repeats the moments, not necessarily the exact interleaving.)
 @Suite struct DiskCacheCrashTests {
-    /// SplitMix64: small, fast, and the same sequence for the same seed on every platform.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The seed of the kill moments: `NETWORKAGENT_CRASH_SEED` when set (to replay a failure), random otherwise.
     static func seed() throws -> UInt64 {
         guard let text = ProcessInfo.processInfo.environment["NETWORKAGENT_CRASH_SEED"] else {
@@ -91,7 +79,7 @@ import FoundationNetworking
         defer { directory.remove() }
         let seed = try Self.seed()
         let replay = "replay with NETWORKAGENT_CRASH_SEED=\(seed)"
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         var servedEntries = 0
 
         for round in 0..<Self.rounds {

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgentGzip
 import NetworkAgentTestServer
 import NetworkAgentTestSupport
+import NetworkAgentToolSupport
 import Testing
 
 // Serialized so that the peak-memory checks (bomb, big round trip) are not disturbed by this suite's other tests.
@@ -556,15 +557,8 @@ enum Sample {
             "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
             "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango", "uniform",
         ]
-        var state = seed
-        func next() -> Int {
-            // SplitMix64.
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int(truncatingIfNeeded: (z ^ (z >> 31)) >> 1)
-        }
+        var random = SplitMix64(seed: seed)
+        func next() -> Int { Int(truncatingIfNeeded: random.next() >> 1) }
         var out = Data()
         out.reserveCapacity(count + 256)
         while out.count < count {
