@@ -121,8 +121,8 @@ targets.append(
 // on, chosen per process by NETWORKAGENT_TEST_TRANSPORT (`urlsession` or `curl`; Scripts/test runs both), the
 // peak-memory gate, the disk and Redis cache tests' harness, and the fakes several suites use; it depends on libcurl,
 // which NetworkAgentTesting (the public test kit) must not. NetworkAgentToolSupport holds what the benchmark shares
-// with the tests, without Testing so that a release executable links it: the /proc/self/status reader and the Redis
-// cache worker that the tests' RedisCacheWorker and the bench's `--redis-worker` both run.
+// with the tests, without Testing so that a release executable links it: the /proc/self/status reader, a seeded
+// generator, and the Redis cache worker that the tests' RedisCacheWorker and the bench's `--redis-worker` both run.
 targets += [
     .target(
         name: "NetworkAgentToolSupport",
