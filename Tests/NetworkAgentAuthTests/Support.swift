@@ -16,14 +16,6 @@ struct AuthEndpoint: AuthorizableEndpoint {
     var authorization = AuthorizationRequirement.default
 }
 
-/// An endpoint that does not adopt `AuthorizableEndpoint`.
-struct PlainEndpoint: NetworkAgentEndpoint {
-    var baseURL: URL
-    var path = "/"
-    var method = HTTPMethod.get
-    var task = HTTPTask.requestPlain
-}
-
 /// A credential provider that counts its calls.
 final class CountingProvider: Sendable {
     private let calls = Locked(0)

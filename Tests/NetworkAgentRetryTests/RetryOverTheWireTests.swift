@@ -106,9 +106,7 @@ import FoundationNetworking
     }
 
     @Test func aRefusedConnectionSucceedsOnceTheServerIsBack() async throws {
-        let probe = try LoopbackServer { _ in .text("") }
-        let port = probe.port
-        probe.stop()
+        let port = try unusedLoopbackPort()
 
         let started = Locked<LoopbackServer?>(nil)
         let startError = Locked<(any Error)?>(nil)

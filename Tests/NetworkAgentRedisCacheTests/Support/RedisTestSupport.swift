@@ -86,11 +86,3 @@ extension CacheHarness {
         try self.init(store: store, cleanUp: cleanUp, configure: configure, handler: handler)
     }
 }
-
-/// A loopback TCP port nothing listens on right now (bound, then released).
-func unusedLoopbackPort() throws -> Int {
-    let server = try LoopbackServer { _ in .text("") }
-    let port = server.port
-    server.stop()
-    return port
-}
