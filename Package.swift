@@ -26,13 +26,6 @@ var targets: [Target] = [
     .target(name: "NetworkAgentTesting", dependencies: ["NetworkAgent"]),
     // An in-process HTTP/1.1 server on loopback, for tests and the example's offline mirror. Not a product.
     .target(name: "NetworkAgentTestServer", dependencies: ["NetworkAgent"]),
-    // The transport the over-the-wire tests run on, chosen per process by NETWORKAGENT_TEST_TRANSPORT
-    // (`urlsession` or `curl`; Scripts/test runs both). Not a product: NetworkAgentTesting must not depend on curl.
-    .target(
-        name: "NetworkAgentTestTransports",
-        dependencies: ["NetworkAgent", "NetworkAgentCurl"],
-        path: "Tests/NetworkAgentTestTransports"
-    ),
     // The system zlib, for NetworkAgentGzip.
     .systemLibrary(
         name: "CZlib",
@@ -59,7 +52,7 @@ for plugin in plugins {
             name: "\(plugin.name)Tests",
             dependencies: [
                 .target(name: plugin.name), "NetworkAgentTesting", "NetworkAgentTestServer",
-                "NetworkAgentTestTransports",
+                "NetworkAgentTestSupport",
             ]
         )
     )
@@ -82,7 +75,9 @@ targets += [
     .target(name: "NetworkAgentCurl", dependencies: ["NetworkAgent", "CCurl"]),
     .testTarget(
         name: "NetworkAgentCurlTests",
-        dependencies: ["NetworkAgentCurl", "NetworkAgent", "NetworkAgentTestServer", "CCurl"]
+        dependencies: [
+            "NetworkAgentCurl", "NetworkAgent", "NetworkAgentTestServer", "NetworkAgentTestSupport", "CCurl",
+        ]
     ),
 ]
 
@@ -112,32 +107,63 @@ products.append(.executable(name: "networkagent-bench", targets: ["NetworkAgentB
 targets.append(
     .executableTarget(
         name: "NetworkAgentBench",
-        dependencies: ["NetworkAgent", "NetworkAgentTestServer", "NetworkAgentCurl", "CCurl"]
+        dependencies: [
+            "NetworkAgent", "NetworkAgentTestServer", "NetworkAgentToolSupport", "NetworkAgentCurl", "CCurl",
+        ]
             + plugins.map { .target(name: $0.name) },
         path: "Benchmarks/NetworkAgentBench"
     )
 )
 
+// MARK: - Test support
+// Not products. NetworkAgentTestSupport (Tests/NetworkAgentTestSupport) is the one home of the helpers this package's
+// tests share; every test target depends on it. It holds `TestTransport`, the transport the over-the-wire tests run
+// on, chosen per process by NETWORKAGENT_TEST_TRANSPORT (`urlsession` or `curl`; Scripts/test runs both), the
+// peak-memory gate, the disk and Redis cache tests' harness, and the fakes several suites use; it depends on libcurl,
+// which NetworkAgentTesting (the public test kit) must not. NetworkAgentToolSupport holds what the benchmark shares
+// with the tests, without Testing so that a release executable links it: the /proc/self/status reader, a seeded
+// generator, and the Redis cache worker that the tests' RedisCacheWorker and the bench's `--redis-worker` both run.
+targets += [
+    .target(
+        name: "NetworkAgentToolSupport",
+        dependencies: ["NetworkAgent", "NetworkAgentTestServer", "NetworkAgentDiskCache", "NetworkAgentRedisCache"],
+        path: "Tests/NetworkAgentToolSupport"
+    ),
+    .target(
+        name: "NetworkAgentTestSupport",
+        dependencies: [
+            "NetworkAgent", "NetworkAgentCurl", "NetworkAgentTesting", "NetworkAgentTestServer",
+            "NetworkAgentDiskCache",
+            "NetworkAgentToolSupport",
+        ],
+        path: "Tests/NetworkAgentTestSupport"
+    ),
+]
+
 // MARK: - Tests
+let testSupport: [Target.Dependency] = ["NetworkAgentTestSupport"]
 targets += [
     .testTarget(
         name: "NetworkAgentTests",
-        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer", "NetworkAgentTestTransports"]
+        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer"] + testSupport
     ),
-    .testTarget(name: "NetworkAgentTestingTests", dependencies: ["NetworkAgentTesting"]),
-    .testTarget(name: "NetworkAgentTestServerTests", dependencies: ["NetworkAgentTestServer", "NetworkAgent"]),
-    .testTarget(name: "PokedexTests", dependencies: ["PokedexCore"], exclude: ["Fixtures"]),
+    .testTarget(name: "NetworkAgentTestingTests", dependencies: ["NetworkAgentTesting"] + testSupport),
+    .testTarget(
+        name: "NetworkAgentTestServerTests",
+        dependencies: ["NetworkAgentTestServer", "NetworkAgent"] + testSupport
+    ),
+    .testTarget(name: "PokedexTests", dependencies: ["PokedexCore"] + testSupport, exclude: ["Fixtures"]),
     // Against real peers (httpbin, nginx) started by Scripts/interop/start; skipped by name when they are not up.
     .testTarget(
         name: "NetworkAgentInteropTests",
-        dependencies: ["NetworkAgent", "NetworkAgentCurl", "NetworkAgentTestServer", "NetworkAgentTestTransports"]
+        dependencies: ["NetworkAgent", "NetworkAgentCurl", "NetworkAgentTestServer"] + testSupport
             + plugins.map { .target(name: $0.name) }
     ),
     // Every plugin against every kind of exchange over the loopback server: one parameterised test on the transport
     // of TestTransport (NETWORKAGENT_TEST_TRANSPORT), so it runs on both transports.
     .testTarget(
         name: "NetworkAgentMatrixTests",
-        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer", "NetworkAgentTestTransports"]
+        dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer"] + testSupport
             + plugins.map { .target(name: $0.name) }
     ),
     // Writes cache entries in a loop until killed: the child process of the disk cache's crash test. Not a product.
@@ -146,10 +172,11 @@ targets += [
         dependencies: ["NetworkAgentDiskCache"],
         path: "Tests/DiskCacheCrashWriter"
     ),
-    // A second process on a shared Redis store: the child of the Redis cache's multi-process tests. Not a product.
+    // A second process on a shared Redis store: the child of the Redis cache's multi-process tests, on the run's
+    // TestTransport. Its steps are NetworkAgentToolSupport's `RedisWorker`, which the bench runs too. Not a product.
     .executableTarget(
         name: "RedisCacheWorker",
-        dependencies: ["NetworkAgent", "NetworkAgentDiskCache", "NetworkAgentRedisCache"],
+        dependencies: ["NetworkAgentTestSupport", "NetworkAgentToolSupport"],
         path: "Tests/RedisCacheWorker"
     ),
 ]

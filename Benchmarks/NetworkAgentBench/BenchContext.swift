@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgentGzip
+import NetworkAgentToolSupport
 
 /// What the scenarios of one run share: the options, the server (started on first use), a temporary folder and
 /// the codec sample.

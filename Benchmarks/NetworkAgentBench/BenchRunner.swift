@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAgentToolSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentCurl
 import NetworkAgentDiskCache
+import NetworkAgentToolSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

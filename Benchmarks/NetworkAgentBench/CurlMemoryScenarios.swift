@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentCurl
 import NetworkAgentGzip
+import NetworkAgentToolSupport
 
 #if canImport(Glibc)
 import Glibc

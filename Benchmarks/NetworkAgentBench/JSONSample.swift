@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAgentToolSupport
 
 /// Deterministic JSON-like data for the codec scenarios: an array of API-style records (ids, names, e-mails,
 /// booleans, decimals, dates, tags, nested objects) drawn from a seeded generator, so every run compresses the
@@ -73,22 +74,5 @@ enum JSONSample {
         text(#"","zip":""#)
         text(String(10_000 + random.next() % 90_000))
         text(#""}}"#)
-    }
-}
-
-/// A small, fast, seeded generator (SplitMix64) for reproducible sample data.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
     }
 }

@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentRedisCache
 import NetworkAgentTestServer
+import NetworkAgentToolSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -143,7 +144,7 @@ enum RedisScenarios {
                 return ServerResponse(
                     status: 304,
                     headers: [
-                        ("Date", RedisWorkerMode.httpDate(Date().addingTimeInterval(offset))),
+                        ("Date", httpDate(Date().addingTimeInterval(offset))),
                         ("Cache-Control", "max-age=60"), ("ETag", "\"v1\""),
                     ]
                 )
@@ -151,7 +152,7 @@ enum RedisScenarios {
             return .json(
                 BenchRoutes.document,
                 headers: [
-                    ("Date", RedisWorkerMode.httpDate(Date())), ("Cache-Control", "max-age=60"), ("ETag", "\"v1\""),
+                    ("Date", httpDate(Date())), ("Cache-Control", "max-age=60"), ("ETag", "\"v1\""),
                 ]
             )
         }
@@ -166,12 +167,21 @@ enum RedisScenarios {
             let endpoint = BenchEndpoint.get(origin.baseURL, path: "popular.json")
             _ = try await provider.request(endpoint: endpoint)
             let before = conditional.withLock { $0 }
-            let summaries = try await runWorkers(
-                context,
-                redis: redisURL,
-                prefix: prefix,
-                resource: origin.baseURL.appendingPathComponent("popular.json")
-            )
+            let summaries: [[String: Int]]
+            do {
+                summaries = try await RedisWorker.runWorkers(
+                    executable: context.executable,
+                    leading: ["--redis-worker"],
+                    count: workerProcesses,
+                    redis: redisURL,
+                    prefix: prefix,
+                    resource: origin.baseURL.appendingPathComponent("popular.json"),
+                    requests: requestsPerWorker,
+                    clockOffset: clockOffset
+                )
+            } catch let failure as RedisWorker.Failure {
+                throw BenchFailure(failure.description)
+            }
             let ok = summaries.reduce(0) { $0 + ($1["ok"] ?? 0) }
             guard ok == workerProcesses * requestsPerWorker else {
                 throw BenchFailure("only \(ok) of \(workerProcesses * requestsPerWorker) worker requests succeeded")
@@ -195,40 +205,6 @@ enum RedisScenarios {
             + counts.map(String.init).joined(separator: ", ") + "; answers per repetition: "
             + outcomes.joined(separator: " | ")
         return measurement
-    }
-
-    /// Starts the worker processes, lets them go together once all are ready, and returns their summaries.
-    private static func runWorkers(
-        _ context: BenchContext,
-        redis: URL,
-        prefix: String,
-        resource: URL
-    ) async throws -> [[String: Int]] {
-        let barrier = context.temporaryDirectory.appending(path: "redis-barrier-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: barrier, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: barrier) }
-        let arguments = [
-            "--redis-worker", redis.absoluteString, prefix, resource.absoluteString, "\(requestsPerWorker)",
-            "\(clockOffset)", barrier.path,
-        ]
-        let executable = context.executable
-        let workers = (0..<workerProcesses).map { _ in
-            Task { try await ChildProcess.run(executable, arguments) }
-        }
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(60)
-        while ((try? FileManager.default.contentsOfDirectory(atPath: barrier.path)) ?? []).count < workerProcesses {
-            guard clock.now < deadline else { throw BenchFailure("the redis workers did not start within 60 s") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        _ = FileManager.default.createFile(atPath: barrier.appending(path: "go").path, contents: nil)
-        var summaries: [[String: Int]] = []
-        for worker in workers {
-            let result = try await worker.value
-            guard result.status == 0 else { throw BenchFailure("a redis worker failed: \(result.errorSummary)") }
-            summaries.append(RedisWorkerMode.parseSummary(result.output))
-        }
-        return summaries
     }
 
     /// The median time of `count` sequential calls, in microseconds.

@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentTestServer
+import NetworkAgentToolSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 

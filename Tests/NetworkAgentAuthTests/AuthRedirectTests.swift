@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -12,23 +12,10 @@ import FoundationNetworking
 
 /// Credentials the plugin adds stay on their origin when the server redirects, whatever header carries them.
 @Suite struct AuthRedirectTests {
-    /// Two origins on loopback: `origin` answers `/away` with `status` to `other`, `/near` with `status` to itself.
-    func servers(status: Int) throws -> (origin: LoopbackServer, other: LoopbackServer) {
-        let other = try LoopbackServer { _ in .text("other") }
-        let origin = try LoopbackServer { request in
-            switch request.path {
-            case "/away":
-                ServerResponse(status: status, headers: [("Location", other.baseURL.absoluteString + "/landing")])
-            case "/near": ServerResponse(status: status, headers: [("Location", "/landing")])
-            default: .text("home")
-            }
-        }
-        return (origin, other)
-    }
 
     @Test("17.2 a custom-header credential does not follow a redirect to another origin", arguments: [302, 307])
     func customHeaderCredentialStaysOnItsOrigin(status: Int) async throws {
-        let (origin, other) = try servers(status: status)
+        let (origin, other) = try redirectingOrigins(status: status)
         let provider = NetworkAgentProvider<AuthEndpoint>(
             plugins: [.auth(.header(name: "X-API-Key", value: "k-123"))],
             agent: NetworkAgent(transport: TestTransport.make())

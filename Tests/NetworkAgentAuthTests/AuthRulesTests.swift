@@ -118,14 +118,14 @@ import FoundationNetworking
     }
 
     @Test func eventsSayWhatHappenedWithoutSecrets() async throws {
-        let log = EventLog()
+        let log = EventRecorder()
         let stub = StubTransport(fallback: .status(200))
         let provider = NetworkAgentProvider<AuthEndpoint>(
             plugins: [.auth(.bearer("s3cret"))],
             agent: NetworkAgent(transport: stub)
         )
         let base = try #require(URL(string: "https://api.example.com"))
-        try await log.record {
+        try await log.observing {
             _ = try await provider.request(endpoint: AuthEndpoint(baseURL: base))
             _ = try await provider.request(endpoint: AuthEndpoint(baseURL: base, authorization: .none))
             _ = try await provider.request(endpoint: AuthEndpoint(baseURL: base, headers: ["Authorization": "x"]))

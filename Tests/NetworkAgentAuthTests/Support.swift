@@ -16,14 +16,6 @@ struct AuthEndpoint: AuthorizableEndpoint {
     var authorization = AuthorizationRequirement.default
 }
 
-/// An endpoint that does not adopt `AuthorizableEndpoint`.
-struct PlainEndpoint: NetworkAgentEndpoint {
-    var baseURL: URL
-    var path = "/"
-    var method = HTTPMethod.get
-    var task = HTTPTask.requestPlain
-}
-
 /// A credential provider that counts its calls.
 final class CountingProvider: Sendable {
     private let calls = Locked(0)
@@ -57,18 +49,5 @@ struct Redirector: NetworkAgentPlugin {
         components.port = replacement.port
         request.url = components.url
         return request
-    }
-}
-
-/// Collects the events emitted around a call.
-final class EventLog: Sendable {
-    private let storage = Locked<[NetworkAgentEvent]>([])
-
-    var events: [NetworkAgentEvent] { storage.withLock { $0 } }
-
-    func record<T>(_ operation: () async throws -> T) async rethrows -> T {
-        try await NetworkAgentEvents.observing({ event in self.storage.withLock { $0.append(event) } }) {
-            try await operation()
-        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAgentTestServer
 import Testing
 
 @testable import NetworkAgentDiskCache

@@ -2,7 +2,8 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
+import NetworkAgentToolSupport
 import Testing
 
 #if canImport(Glibc)
@@ -22,19 +23,6 @@ import FoundationNetworking
 /// moments, run `NETWORKAGENT_CRASH_SEED=<seed> swift test --filter DiskCacheCrashTests`. (The writer's scheduling
 /// still varies from run to run, so a replay repeats the moments, not necessarily the exact interleaving.)
 @Suite struct DiskCacheCrashTests {
-    /// SplitMix64: small, fast, and the same sequence for the same seed on every platform.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The seed of the kill moments: `NETWORKAGENT_CRASH_SEED` when set (to replay a failure), random otherwise.
     static func seed() throws -> UInt64 {
         guard let text = ProcessInfo.processInfo.environment["NETWORKAGENT_CRASH_SEED"] else {
@@ -50,17 +38,7 @@ import FoundationNetworking
 
     /// The `DiskCacheCrashWriter` executable, built next to the test bundle by `swift build` / `swift test`.
     static func writerExecutable() throws -> URL {
-        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var directory = testBinary.deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("DiskCacheCrashWriter")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        throw CocoaError(
-            .fileNoSuchFile,
-            userInfo: [NSFilePathErrorKey: "DiskCacheCrashWriter next to \(testBinary.path); run swift build first"]
-        )
+        try siblingExecutable("DiskCacheCrashWriter")
     }
 
     /// Checks an entry the writer wrote: its URL slot, length and fill byte must agree with its headers.
@@ -101,7 +79,7 @@ import FoundationNetworking
         defer { directory.remove() }
         let seed = try Self.seed()
         let replay = "replay with NETWORKAGENT_CRASH_SEED=\(seed)"
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         var servedEntries = 0
 
         for round in 0..<Self.rounds {

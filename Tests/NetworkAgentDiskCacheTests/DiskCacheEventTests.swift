@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -31,14 +32,14 @@ import FoundationNetworking
         _ = try await cache.send("/c")  // miss, stored, evicts /a (the bound holds two entries of ~800 bytes)
         _ = try await cache.send("/b", method: .post)  // invalidated
         #expect(
-            cache.events.names() == [
+            cache.cacheEventNames == [
                 "miss", "stored", "hit", "revalidated", "stored", "hit", "miss", "stored", "miss", "stored",
                 "evicted", "invalidated",
             ]
         )
         // The lookups are typed for observers such as the metrics plugin; the rest are known by name only.
         #expect(
-            cache.events.all.filter { $0.source == DiskCachePlugin.eventSource }.map(\.kind) == [
+            cache.recorder.events.filter { $0.source == DiskCachePlugin.eventSource }.map(\.kind) == [
                 .cacheMiss, .other(source: "cache", name: "stored"), .cacheHit,
                 .cacheRevalidated, .other(source: "cache", name: "stored"), .cacheHit,
                 .cacheMiss, .other(source: "cache", name: "stored"), .cacheMiss,
@@ -56,7 +57,7 @@ import FoundationNetworking
         #expect(stats.errors == 0)
         #expect(stats.entryCount == 1)
         #expect(stats.totalBytes > 0)
-        let miss = try #require(cache.events.all.first)
+        let miss = try #require(cache.recorder.events.first)
         #expect(miss.source == "cache")
         #expect(miss.attributes["method"] == "GET")
         #expect(miss.attributes["reason"] == "not_stored")

@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -65,7 +65,9 @@ import FoundationNetworking
             path: "/café path/~x",
             task: .requestAttributes(attributes: ["q": "a b&c", "tilde": "~", "plus": "1+1"], encoding: .url)
         )
-        for _ in 0..<2 { _ = try await cache.events.observe { try await cache.provider.request(endpoint: endpoint) } }
+        for _ in 0..<2 {
+            _ = try await cache.recorder.observing { try await cache.provider.request(endpoint: endpoint) }
+        }
         #expect(cache.requestCount == 1)
         #expect(cache.plugin.stats.hits == 1)
     }

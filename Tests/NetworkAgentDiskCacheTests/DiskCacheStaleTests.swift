@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Synchronization
 import Testing
@@ -52,7 +53,7 @@ import FoundationNetworking
         #expect(cache.requestCount == 2)
         #expect(cache.plugin.stats.staleServed == 5)
         // The background task inherited the caller's event observers.
-        #expect(await eventually { cache.events.names().contains("stored") })
+        #expect(await eventually { cache.cacheEventNames.contains("stored") })
     }
 
     @Test func pastTheStaleWhileRevalidateWindowTheRequestWaitsForValidation() async throws {
@@ -82,7 +83,7 @@ import FoundationNetworking
         #expect(stale.status == .stale)
         #expect(stale.body == "kept")
         #expect(stale.response.statusCode == 200)
-        #expect(cache.events.all.contains { $0.name == "stale" && $0.attributes["reason"] == "stale_if_error" })
+        #expect(cache.recorder.events.contains { $0.name == "stale" && $0.attributes["reason"] == "stale_if_error" })
         cache.clock.advance(by: .seconds(300))
         await #expect(throws: NetworkAgentError.self) { try await cache.send() }
     }

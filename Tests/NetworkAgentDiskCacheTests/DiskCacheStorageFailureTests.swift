@@ -2,6 +2,8 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
+import NetworkAgentTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -27,7 +29,7 @@ import FoundationNetworking
         #expect(second.status == .miss)
         #expect(cache.requestCount == 2)
         #expect(cache.plugin.stats.errors == 2)
-        let error = try #require(cache.events.all.first { $0.name == "error" })
+        let error = try #require(cache.recorder.events.first { $0.name == "error" })
         #expect(error.attributes["reason"] == "unavailable")
     }
 
@@ -43,7 +45,7 @@ import FoundationNetworking
         #expect(answer.status == .miss)
         #expect(cache.plugin.stats.errors == 1)
         #expect(cache.plugin.stats.stored == 0)
-        let error = try #require(cache.events.all.first { $0.name == "error" })
+        let error = try #require(cache.recorder.events.first { $0.name == "error" })
         #expect(error.attributes["reason"] == "io")
         #expect(error.attributes["phase"] == "write")
     }
@@ -76,7 +78,7 @@ import FoundationNetworking
         #expect(answer.status == .miss)
         #expect(answer.body == "the body")
         #expect(cache.requestCount == 2)
-        let error = try #require(cache.events.all.first { $0.name == "error" })
+        let error = try #require(cache.recorder.events.first { $0.name == "error" })
         #expect(error.attributes["reason"] == "corrupt_entry")
         #expect(try await cache.send().status == .hit)
     }

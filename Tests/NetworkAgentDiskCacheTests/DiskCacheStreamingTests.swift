@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -13,7 +14,7 @@ extension CacheHarness {
     /// Streams a resource through the cache and reads the whole body.
     func stream(_ path: String = "/resource") async throws -> CacheAnswer {
         let endpoint = CacheEndpoint(baseURL: server.baseURL, path: path)
-        return try await events.observe {
+        return try await recorder.observing {
             let stream = try await provider.stream(endpoint: endpoint)
             var body = Data()
             for try await chunk in stream.body { body.append(chunk) }

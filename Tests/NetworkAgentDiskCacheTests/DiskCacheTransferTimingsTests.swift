@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
+import NetworkAgentTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -10,23 +11,6 @@ import FoundationNetworking
 /// A network answer the cache annotates with its status header keeps the transport's per-phase timings, so an
 /// outer metrics plugin still records them.
 @Suite struct DiskCacheTransferTimingsTests {
-    struct TimedTransport: HTTPTransport {
-        let timings: HTTPTransferTimings
-
-        func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-            guard let url = request.url,
-                let response = HTTPURLResponse.withTransferTimings(
-                    timings,
-                    url: url,
-                    statusCode: 200,
-                    httpVersion: "HTTP/2",
-                    headerFields: ["Cache-Control": "max-age=60", "Content-Type": "text/plain"]
-                )
-            else { throw NetworkAgentError(.invalidResponse, "no URL") }
-            return (Data("fresh".utf8), response)
-        }
-    }
-
     @Test func aMissKeepsTheTimingsAndAHitHasNone() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -34,7 +18,13 @@ import FoundationNetworking
         let plugin = try DiskCachePlugin(directory: directory.url)
         let provider = NetworkAgentProvider<CacheEndpoint>(
             plugins: [plugin],
-            agent: NetworkAgent(transport: TimedTransport(timings: timings))
+            agent: NetworkAgent(
+                transport: TimedTransport(
+                    timings: timings,
+                    headers: ["Cache-Control": "max-age=60", "Content-Type": "text/plain"],
+                    body: Data("fresh".utf8)
+                )
+            )
         )
         let endpoint = CacheEndpoint(baseURL: try #require(URL(string: "http://origin.test")), path: "/r")
         let miss = try #require(try await provider.request(endpoint: endpoint).response as? HTTPURLResponse)

@@ -1,4 +1,6 @@
 import Foundation
+import NetworkAgentTestSupport
+import NetworkAgentTesting
 import Testing
 
 @testable import NetworkAgentDiskCache
@@ -112,10 +114,10 @@ import Testing
         try Data("garbage".utf8).write(to: entries.appendingPathComponent("stray"))
         try Data("half-written".utf8).write(to: directory.url.appendingPathComponent("tmp/leftover"))
 
-        let events = EventLog()
-        let reopened = try await events.observe { try DiskStore(directory: directory.url) }
+        let events = EventRecorder()
+        let reopened = try await events.observing { try DiskStore(directory: directory.url) }
         #expect(reopened.corruptEntriesDroppedAtOpen == 4)
-        #expect(events.names().filter { $0 == "error" }.count == 4)
+        #expect(events.names(from: DiskCachePlugin.eventSource).filter { $0 == "error" }.count == 4)
         #expect(reopened.usage.entryCount == 1)
         #expect(try reopened.entry(for: EntryFactory.key("/good")) != nil)
         #expect(

@@ -1,6 +1,8 @@
 import Foundation
 import NetworkAgentGzip
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
+import NetworkAgentToolSupport
 import Testing
 
 // Serialized so that the peak-memory checks (bomb, big round trip) are not disturbed by this suite's other tests.
@@ -555,15 +557,8 @@ enum Sample {
             "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
             "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango", "uniform",
         ]
-        var state = seed
-        func next() -> Int {
-            // SplitMix64.
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int(truncatingIfNeeded: (z ^ (z >> 31)) >> 1)
-        }
+        var random = SplitMix64(seed: seed)
+        func next() -> Int { Int(truncatingIfNeeded: random.next() >> 1) }
         var out = Data()
         out.reserveCapacity(count + 256)
         while out.count < count {
@@ -587,47 +582,6 @@ enum Sample {
         }
         out += try deflater.finish()
         return out
-    }
-}
-
-enum Memory {
-    /// Peak-memory tests run only in a process of their own (`Scripts/test` starts one with
-    /// `NETWORKAGENT_MEMORY_TESTS=1`): in the shared test process, other suites allocate concurrently and would
-    /// distort the peak.
-    static var isAvailable: Bool {
-        FileManager.default.fileExists(atPath: "/proc/self/status")
-            && ProcessInfo.processInfo.environment["NETWORKAGENT_MEMORY_TESTS"] == "1"
-    }
-
-    /// Why a peak-memory test is skipped outside the memory run.
-    static let runsAlone: Comment =
-        "peak-memory tests run alone, with NETWORKAGENT_MEMORY_TESTS=1 on Linux (Scripts/test's memory run)"
-
-    /// Whether this process can reset its peak (VmHWM); the peak-memory tests measure nothing without it.
-    static var canResetPeak: Bool { resetPeak() }
-
-    /// Why a peak-memory test is skipped, or stops, when the peak cannot be reset.
-    static let needsPeakReset: Comment =
-        "writing 5 to /proc/self/clear_refs must reset the peak (VmHWM), or an earlier peak hides any growth"
-
-    /// Resets VmHWM to the current RSS (Linux `clear_refs` value 5); returns whether that was allowed.
-    static func resetPeak() -> Bool {
-        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else {
-            return false
-        }
-        defer { try? handle.close() }
-        return (try? handle.write(contentsOf: Data("5".utf8))) != nil
-    }
-
-    /// A `kB` value from /proc/self/status, such as VmHWM or VmRSS.
-    static func kilobytes(_ key: String) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
-            return nil
-        }
-        for line in status.split(separator: "\n") where line.hasPrefix("\(key):") {
-            return Int(line.dropFirst(key.count + 1).filter(\.isNumber))
-        }
-        return nil
     }
 }
 

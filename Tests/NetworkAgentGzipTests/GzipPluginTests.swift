@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentGzip
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -27,23 +27,6 @@ struct FileBody: NetworkAgentPlugin {
         var request = request
         request.httpBodyStream = FileBackedBodyStream(fileURL: fileURL)
         return request
-    }
-}
-
-/// Records the `gzip` events emitted while an operation runs.
-final class GzipEventLog: Sendable {
-    private let events = Locked<[NetworkAgentEvent]>([])
-
-    var all: [NetworkAgentEvent] { events.withLock { $0 } }
-
-    func named(_ name: String) -> [NetworkAgentEvent] {
-        all.filter { $0.source == "gzip" && $0.name == name }
-    }
-
-    func record<T>(_ operation: () async throws -> T) async rethrows -> T {
-        try await NetworkAgentEvents.observing({ event in self.events.withLock { $0.append(event) } }) {
-            try await operation()
-        }
     }
 }
 
@@ -104,8 +87,8 @@ struct GzipPluginTests {
         let server = try Self.decodingEchoServer()
         defer { server.stop() }
         let original = Sample.json(count: 200_000)
-        let events = GzipEventLog()
-        let (data, response) = try await events.record {
+        let events = EventRecorder()
+        let (data, response) = try await events.observing {
             try await Self.send(original, headers: ["Content-Type": contentType], to: server)
         }
         #expect(response.statusCode == 200)
@@ -115,7 +98,7 @@ struct GzipPluginTests {
         #expect(wireLength < original.count / 2)
         // The transport framed the compressed body with its own, correct length.
         #expect(response.value(forHTTPHeaderField: "X-Received-Content-Length") == "\(wireLength)")
-        let compressed = events.named("request_compressed")
+        let compressed = events.events(from: "gzip", named: "request_compressed")
         #expect(compressed.count == 1)
         #expect(compressed.first?.attributes["bytes_before"] == "\(original.count)")
         #expect(compressed.first?.attributes["bytes_after"] == "\(wireLength)")
@@ -185,14 +168,16 @@ struct GzipPluginTests {
         defer { server.stop() }
         // Already-compressed bytes labelled as JSON: gzip only adds its header and trailer.
         let incompressible = try Deflater.compress(Sample.json(count: 300_000), format: .raw, level: 9)
-        let events = GzipEventLog()
-        let (data, response) = try await events.record {
+        let events = EventRecorder()
+        let (data, response) = try await events.observing {
             try await Self.send(incompressible, headers: ["Content-Type": "application/json"], to: server)
         }
         #expect(response.value(forHTTPHeaderField: "X-Received-Encoding") == "none")
         #expect(data == incompressible)
-        #expect(events.named("request_not_compressed").first?.attributes["reason"] == "not_smaller")
-        #expect(events.named("request_compressed").isEmpty)
+        #expect(
+            events.events(from: "gzip", named: "request_not_compressed").first?.attributes["reason"] == "not_smaller"
+        )
+        #expect(events.events(from: "gzip", named: "request_compressed").isEmpty)
     }
 
     @Test("a file-backed JSON body is compressed as a stream into a temporary file that is deleted afterwards")
@@ -214,8 +199,8 @@ struct GzipPluginTests {
             ],
             agent: TestTransport.agent()
         )
-        let events = GzipEventLog()
-        let (data, response) = try await events.record {
+        let events = EventRecorder()
+        let (data, response) = try await events.observing {
             try await provider.request(endpoint: GzipEndpoint(baseURL: server.baseURL))
         }
         let http = try #require(response as? HTTPURLResponse)
@@ -226,7 +211,7 @@ struct GzipPluginTests {
         #expect(http.value(forHTTPHeaderField: "X-Received-Chunked") == "false")
         let wireLength = try #require(http.value(forHTTPHeaderField: "X-Received-Length").flatMap { Int($0) })
         #expect(http.value(forHTTPHeaderField: "X-Received-Content-Length") == "\(wireLength)")
-        let compressed = try #require(events.named("request_compressed").first)
+        let compressed = try #require(events.events(from: "gzip", named: "request_compressed").first)
         #expect(
             compressed.attributes == [
                 "bytes_before": "\(original.count)", "bytes_after": "\(wireLength)", "body": "file",
@@ -351,8 +336,8 @@ struct GzipPluginTests {
     func stubInflates(encoding: String, format: Deflater.Format) async throws {
         let original = Sample.json(count: 120_000)
         let compressed = try Deflater.compress(original, format: format)
-        let events = GzipEventLog()
-        let (data, response, _) = try await events.record {
+        let events = EventRecorder()
+        let (data, response, _) = try await events.observing {
             try await Self.stubbedResponse(
                 body: compressed,
                 headers: [
@@ -367,7 +352,7 @@ struct GzipPluginTests {
         #expect(response.value(forHTTPHeaderField: "Content-Type") == "application/json")
         #expect(response.value(forHTTPHeaderField: "ETag") == "\"v1\"")
         #expect(response.statusCode == 200)
-        let inflated = try #require(events.named("response_inflated").first)
+        let inflated = try #require(events.events(from: "gzip", named: "response_inflated").first)
         #expect(inflated.attributes["bytes_before"] == "\(compressed.count)")
         #expect(inflated.attributes["bytes_after"] == "\(original.count)")
         #expect(inflated.attributes["format"] == "\(format.inflateFormat)")
@@ -391,8 +376,8 @@ struct GzipPluginTests {
     )
     func stalePlainBody(encoding: String) async throws {
         let plain = Sample.json(count: 10_000)
-        let events = GzipEventLog()
-        let (data, response, _) = try await events.record {
+        let events = EventRecorder()
+        let (data, response, _) = try await events.observing {
             try await Self.stubbedResponse(
                 body: plain,
                 headers: ["Content-Encoding": encoding, "Content-Length": "1234"]
@@ -401,8 +386,10 @@ struct GzipPluginTests {
         #expect(data == plain)
         #expect(response.value(forHTTPHeaderField: "Content-Encoding") == nil)
         #expect(response.value(forHTTPHeaderField: "Content-Length") == "\(plain.count)")
-        #expect(events.named("response_headers_normalized").first?.attributes["encoding"] == encoding)
-        #expect(events.named("response_inflated").isEmpty)
+        #expect(
+            events.events(from: "gzip", named: "response_headers_normalized").first?.attributes["encoding"] == encoding
+        )
+        #expect(events.events(from: "gzip", named: "response_inflated").isEmpty)
     }
 
     /// The answers whose body the plugin sees empty although their headers describe a compressed representation.
@@ -430,10 +417,10 @@ struct GzipPluginTests {
         // A HEAD, 204 or 304 comes without a body; a streamed 2xx has one, which goes to the caller past the chain.
         let body = kind == .streamed2xx ? compressed : Data()
         let stub = StubTransport(fallback: StubTransport.Response(statusCode: status, headers: headers, body: body))
-        let events = GzipEventLog()
+        let events = EventRecorder()
         let provider = NetworkAgentProvider<GzipEndpoint>(plugins: [.gzip()], agent: NetworkAgent(transport: stub))
         let endpoint = GzipEndpoint(baseURL: URL(string: "http://stub.test")!, method: method)
-        let (data, response): (Data, HTTPURLResponse) = try await events.record {
+        let (data, response): (Data, HTTPURLResponse) = try await events.observing {
             if kind == .streamed2xx {
                 let stream = try await provider.stream(endpoint: endpoint)
                 var received = Data()
@@ -448,7 +435,7 @@ struct GzipPluginTests {
         #expect(data == body)
         #expect(response.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
         #expect(response.value(forHTTPHeaderField: "Content-Length") == "4321")
-        #expect(events.all.filter { $0.source == "gzip" }.isEmpty, "\(events.all)")
+        #expect(events.events.filter { $0.source == "gzip" }.isEmpty, "\(events.events)")
     }
 
     @Test(
@@ -489,9 +476,9 @@ struct GzipPluginTests {
             expected = [.corruptData]
         }
         let received = body
-        let events = GzipEventLog()
+        let events = EventRecorder()
         let error = await #expect(throws: NetworkAgentError.self) {
-            _ = try await events.record {
+            _ = try await events.observing {
                 try await Self.stubbedResponse(body: received, headers: ["Content-Encoding": "gzip"])
             }
         }
@@ -500,7 +487,10 @@ struct GzipPluginTests {
         #expect(expected.contains(gzipError.code))
         #expect(error?.response?.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
         #expect(error?.data == received)
-        #expect(events.named("response_inflate_failed").first?.attributes["reason"] == gzipError.code.description)
+        #expect(
+            events.events(from: "gzip", named: "response_inflate_failed").first?.attributes["reason"]
+                == gzipError.code.description
+        )
     }
 
     @Test("a decompression bomb stops at the output limit")
@@ -594,9 +584,9 @@ struct GzipPluginTests {
             .json(compressed, headers: [("Content-Encoding", encoding)])
         }
         defer { server.stop() }
-        let events = GzipEventLog()
+        let events = EventRecorder()
         let provider = NetworkAgentProvider<GzipEndpoint>(plugins: [.gzip()], agent: TestTransport.agent())
-        let (data, response) = try await events.record {
+        let (data, response) = try await events.observing {
             try await provider.request(endpoint: GzipEndpoint(baseURL: server.baseURL, method: .get))
         }
         let http = try #require(response as? HTTPURLResponse)
@@ -606,11 +596,11 @@ struct GzipPluginTests {
         #expect(http.value(forHTTPHeaderField: "Content-Type") == "application/json")
         switch TestTransport.kind {
         case .urlSession:
-            #expect(events.named("response_headers_normalized").count == 1)
-            #expect(events.named("response_inflated").isEmpty)
+            #expect(events.events(from: "gzip", named: "response_headers_normalized").count == 1)
+            #expect(events.events(from: "gzip", named: "response_inflated").isEmpty)
         case .curl:
-            #expect(events.named("response_inflated").count == 1)
-            #expect(events.named("response_headers_normalized").isEmpty)
+            #expect(events.events(from: "gzip", named: "response_inflated").count == 1)
+            #expect(events.events(from: "gzip", named: "response_headers_normalized").isEmpty)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentGzip
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -11,29 +12,14 @@ import FoundationNetworking
 /// The response the gzip plugin rewrites keeps the transport's per-phase timings, so an outer metrics plugin
 /// still records them.
 @Suite struct GzipTransferTimingsTests {
-    /// A transport that does not decode (like libcurl's) and puts timings on its gzip response.
-    struct TimedGzipTransport: HTTPTransport {
-        let body: Data
-        let timings: HTTPTransferTimings
-
-        func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-            guard let url = request.url,
-                let response = HTTPURLResponse.withTransferTimings(
-                    timings,
-                    url: url,
-                    statusCode: 200,
-                    httpVersion: "HTTP/2",
-                    headerFields: ["Content-Encoding": "gzip", "Content-Length": "\(body.count)"]
-                )
-            else { throw NetworkAgentError(.invalidResponse, "no URL") }
-            return (body, response)
-        }
-    }
-
     @Test func theInflatedResponseKeepsTheTransportsTimings() async throws {
         let original = Data(String(repeating: "{\"name\":\"pikachu\"}", count: 100).utf8)
         let timings = HTTPTransferTimings(nameLookup: .microseconds(5), firstByte: .milliseconds(2))
-        let transport = TimedGzipTransport(body: try Deflater.compress(original, format: .gzip), timings: timings)
+        let transport = TimedTransport(
+            timings: timings,
+            headers: ["Content-Encoding": "gzip"],
+            body: try Deflater.compress(original, format: .gzip)
+        )
         let provider = NetworkAgentProvider<GzipEndpoint>(plugins: [.gzip()], agent: NetworkAgent(transport: transport))
         let (data, response) = try await provider.request(
             endpoint: GzipEndpoint(baseURL: try #require(URL(string: "http://stub.test")), method: .get)

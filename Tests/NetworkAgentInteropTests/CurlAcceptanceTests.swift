@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentCurl
 import NetworkAgentGzip
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -197,48 +198,5 @@ final class GeneratedStream: InputStream {
         buffer.update(repeating: UInt8(ascii: "x"), count: n)
         produced += n
         return n
-    }
-}
-
-/// Peak resident memory, for the `…MemoryBound` tests of this target (the same checks as the gzip tests' `Memory`;
-/// test targets cannot share a file).
-enum Memory {
-    /// Whether this is the memory pass: Linux, and `NETWORKAGENT_MEMORY_TESTS=1` (`Scripts/test` runs the
-    /// `MemoryBound` tests alone in a process of their own).
-    static var isAvailable: Bool {
-        FileManager.default.fileExists(atPath: "/proc/self/status")
-            && ProcessInfo.processInfo.environment["NETWORKAGENT_MEMORY_TESTS"] == "1"
-    }
-
-    /// Why a peak-memory test is skipped outside the memory pass.
-    static let runsAlone: Comment =
-        "peak-memory tests run alone, with NETWORKAGENT_MEMORY_TESTS=1 on Linux (Scripts/test's memory run)"
-
-    /// Whether this process can reset its peak (VmHWM).
-    static var canResetPeak: Bool { resetPeak() }
-
-    /// Why a peak-memory test is skipped, or stops, when the peak cannot be reset.
-    static let needsPeakReset: Comment =
-        "writing 5 to /proc/self/clear_refs must reset the peak (VmHWM), or an earlier peak hides any growth"
-
-    /// Resets VmHWM to the current RSS (Linux `clear_refs` value 5); returns whether that was allowed.
-    static func resetPeak() -> Bool {
-        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
-        defer { try? handle.close() }
-        return (try? handle.write(contentsOf: Data("5".utf8))) != nil
-    }
-
-    /// A `kB` value from /proc/self/status, such as VmHWM or VmRSS.
-    static func kilobytes(_ key: String) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("\(key):") {
-            return Int(line.dropFirst(key.count + 1).filter(\.isNumber))
-        }
-        return nil
-    }
-
-    /// Prints a measured growth, so the memory pass's log carries the figure.
-    static func report(_ what: String, grownKiB: Int) {
-        print("memory: \(what): peak grew by \(grownKiB) KiB")
     }
 }

@@ -5,7 +5,7 @@ import NetworkAgentDiskCache
 import NetworkAgentGzip
 import NetworkAgentRetry
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

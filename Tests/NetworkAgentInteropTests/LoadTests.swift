@@ -6,6 +6,7 @@ import NetworkAgentGzip
 import NetworkAgentLogging
 import NetworkAgentMetrics
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -23,14 +24,6 @@ import FoundationNetworking
 /// `Scripts/test` starts with `NETWORKAGENT_MEMORY_TESTS=1` (in the shared pass it is reported as skipped). It
 /// compares against raw URLSession, so the chain runs on URLSessionTransport whatever `TestTransport.kind` is.
 @Suite(.serialized) struct LoadTests {
-    static let isolated = ProcessInfo.processInfo.environment["NETWORKAGENT_MEMORY_TESTS"] == "1"
-
-    static func residentKilobytes() -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
-        return line?.split(separator: " ").dropFirst().first.flatMap { Int($0) }
-    }
-
     /// Runs `count` calls of `call`, 64 at a time; returns how many failed.
     static func load(_ count: Int, _ call: @escaping @Sendable (Int) async -> Bool) async -> Int {
         await withTaskGroup(of: Bool.self) { group in
@@ -52,7 +45,7 @@ import FoundationNetworking
     }
 
     @Test(
-        .enabled(if: isolated, "runs alone with NETWORKAGENT_MEMORY_TESTS=1 (Scripts/test does)"),
+        .enabled(if: Memory.isolated, "runs alone with NETWORKAGENT_MEMORY_TESTS=1 (Scripts/test does)"),
         .timeLimit(.minutes(5))
     )
     func fullChainLoadMemoryBound() async throws {
@@ -85,12 +78,12 @@ import FoundationNetworking
         var failures = 0
         var served = 0
         for round in 0..<rounds {
-            var before = try #require(Self.residentKilobytes())
+            var before = try #require(Memory.kilobytes("VmRSS"))
             failures += await Self.load(perRound) { index in
                 let endpoint = PeerEndpoint(baseURL: server.baseURL, path: "/item/\(round)/\(index % 100)")
                 return (try? await provider.request(endpoint: endpoint).data) == payload
             }
-            var after = try #require(Self.residentKilobytes())
+            var after = try #require(Memory.kilobytes("VmRSS"))
             if round > 0 { chainGrowth += after - before }
 
             before = after
@@ -99,7 +92,7 @@ import FoundationNetworking
                 request.setValue("Bearer load", forHTTPHeaderField: "Authorization")
                 return (try? await session.data(for: request).0) == payload
             }
-            after = try #require(Self.residentKilobytes())
+            after = try #require(Memory.kilobytes("VmRSS"))
             if round > 0 { rawGrowth += after - before }
             // The server records every request; count them and forget them, so its memory is not measured.
             served += server.requestCount

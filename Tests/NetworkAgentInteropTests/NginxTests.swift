@@ -3,7 +3,7 @@ import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentDiskCache
 import NetworkAgentGzip
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTokenRefresh
 import Testing
 

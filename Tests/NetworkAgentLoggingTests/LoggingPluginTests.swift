@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentLogging
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -230,7 +230,7 @@ import FoundationNetworking
             } < 3 ? .text("busy", status: 503) : .text("ok")
         }
         let collector = RecordCollector()
-        _ = try await provider([.logging(sink: collector.sink), SimpleRetry(attempts: 3)])
+        _ = try await provider([.logging(sink: collector.sink), FakeRetry(attempts: 3)])
             .request(endpoint: TestEndpoint(baseURL: server.baseURL))
         #expect(collector.records(.request).count == 1)
         #expect(collector.records(.response).map { $0.metadata["status"] } == ["200"])
@@ -248,7 +248,7 @@ import FoundationNetworking
             } < 3 ? .text("busy", status: 503) : .text("ok")
         }
         let collector = RecordCollector()
-        _ = try await provider([SimpleRetry(attempts: 3), .logging(sink: collector.sink)])
+        _ = try await provider([FakeRetry(attempts: 3), .logging(sink: collector.sink)])
             .request(endpoint: TestEndpoint(baseURL: server.baseURL))
         #expect(collector.records(.request).count == 3)
         #expect(collector.records(.response).map { $0.metadata["status"] } == ["503", "503", "200"])

@@ -42,20 +42,6 @@ final class RecordCollector: Sendable {
     }
 }
 
-/// Emits one event inside the exchange, as a retry or cache plugin would.
-struct EventEmitter: NetworkAgentPlugin {
-    let event: NetworkAgentEvent
-
-    func intercept(
-        _ request: URLRequest,
-        endpoint: any NetworkAgentEndpoint,
-        next: NetworkAgentExchange
-    ) async throws -> (data: Data, response: URLResponse) {
-        NetworkAgentEvents.emit(event)
-        return try await next(request)
-    }
-}
-
 /// Answers without the network, like a cache, emitting `cache.hit`.
 struct CannedAnswer: NetworkAgentPlugin {
     func intercept(
@@ -68,27 +54,6 @@ struct CannedAnswer: NetworkAgentPlugin {
             let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])
         else { throw NetworkAgentError(.invalidResponse, "no URL") }
         return (Data("cached".utf8), response)
-    }
-}
-
-/// Calls `next` up to `attempts` times while the status is 503, emitting `retry.retry_scheduled` between attempts.
-struct SimpleRetry: NetworkAgentPlugin {
-    let attempts: Int
-
-    func intercept(
-        _ request: URLRequest,
-        endpoint: any NetworkAgentEndpoint,
-        next: NetworkAgentExchange
-    ) async throws -> (data: Data, response: URLResponse) {
-        var attempt = 1
-        while true {
-            let result = try await next(request)
-            guard (result.response as? HTTPURLResponse)?.statusCode == 503, attempt < attempts else { return result }
-            NetworkAgentEvents.emit(
-                NetworkAgentEvent(.retryScheduled(delay: .zero), attributes: ["attempt": String(attempt)])
-            )
-            attempt += 1
-        }
     }
 }
 

@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentGzip
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -7,7 +7,7 @@ import NetworkAgentLogging
 import NetworkAgentMetrics
 import NetworkAgentRetry
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTokenRefresh
 import Testing
 

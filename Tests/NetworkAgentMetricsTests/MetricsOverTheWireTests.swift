@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentMetrics
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -149,7 +149,7 @@ import FoundationNetworking
     }
 
     @Test func refusedConnectionIsATransportErrorOfThatKind() async throws {
-        let port = try refusedPort()
+        let port = try unusedLoopbackPort()
         let registry = MetricsRegistry()
         let provider = NetworkAgentProvider<LoadApi>(plugins: [.metrics(registry)], agent: Self.agent)
         let base = try #require(URL(string: "http://127.0.0.1:\(port)"))

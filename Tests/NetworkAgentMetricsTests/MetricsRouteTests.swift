@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentMetrics
+import NetworkAgentTestSupport
 import Testing
 
 /// Route labels derived from endpoints, without a network.

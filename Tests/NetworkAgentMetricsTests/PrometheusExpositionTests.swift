@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentMetrics
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import Testing
 
 /// The Prometheus text export: checked line by line by a strict parser here, and by Python's `prometheus_client`

@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentRedisCache
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -21,7 +22,7 @@ struct RedisEvictionTests {
         )
         let store = try RedisStore(url: try #require(redis.url))
         let body = String(repeating: "x", count: 32 << 10)
-        let cache = try StoreHarness(store: store) { request, now in
+        let cache = try CacheHarness(store: store) { request, now in
             .cached("\(request.path) \(body)", at: now, [("Cache-Control", "max-age=600")])
         }
         // 10 MiB of entries through a 3 MiB Redis.
@@ -43,6 +44,6 @@ struct RedisEvictionTests {
             if answer.status == .miss { oldMisses += 1 }
         }
         #expect(oldMisses > 0)
-        #expect(cache.events.all.filter { $0.name == "error" }.isEmpty)
+        #expect(cache.recorder.events.filter { $0.name == "error" }.isEmpty)
     }
 }

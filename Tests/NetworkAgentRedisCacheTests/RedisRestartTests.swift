@@ -3,7 +3,7 @@ import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentRedisCache
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 

@@ -3,8 +3,9 @@ import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentRedisCache
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTesting
+import NetworkAgentToolSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -17,44 +18,10 @@ import FoundationNetworking
 /// counts what reaches it.
 @Suite(.enabled(if: RedisTestServer.isAvailable, RedisTestServer.skipReason))
 struct RedisSharingTests {
-    /// Runs workers to their end (started together when there are several) and returns their summaries: counts
-    /// by name (`ok`, `failed`, `hit`, `stale`, `revalidated`, `miss`).
-    static func runWorkers(
-        _ count: Int,
-        redis: URL,
-        prefix: String,
-        resource: URL,
-        requests: Int,
-        clockOffset: Int
-    ) async throws -> [[String: Int]] {
-        let executable = try siblingExecutable("RedisCacheWorker").path
-        let barrier = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "redis-barrier-\(UUID().uuidString)"
-        )
-        try FileManager.default.createDirectory(at: barrier, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: barrier) }
-        let arguments = [
-            redis.absoluteString, prefix, resource.absoluteString, "\(requests)", "\(clockOffset)", barrier.path,
-        ]
-        let workers = (0..<count).map { _ in Task { try await ChildProcess.run(executable, arguments) } }
-        let allReady = await eventually(within: .seconds(60)) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: barrier.path)) ?? []).count == count
-        }
-        #expect(allReady, "the workers did not all start")
-        _ = FileManager.default.createFile(atPath: barrier.appendingPathComponent("go").path, contents: nil)
-        var summaries: [[String: Int]] = []
-        for worker in workers {
-            let result = try await worker.value
-            #expect(result.status == 0, "worker: \(result.error)")
-            var counts: [String: Int] = [:]
-            let line = result.output.split(separator: "\n").last { $0.hasPrefix("done ") } ?? ""
-            for field in line.split(separator: " ").dropFirst() {
-                let parts = field.split(separator: "=")
-                if parts.count == 2, let value = Int(parts[1]) { counts[String(parts[0])] = value }
-            }
-            summaries.append(counts)
-        }
-        return summaries
+    /// The worker process, built next to the test bundle. `RedisWorker.runWorkers` starts workers together and
+    /// returns their summaries: counts by name (`ok`, `failed`, `hit`, `stale`, `revalidated`, `miss`).
+    static func workerExecutable() throws -> String {
+        try siblingExecutable("RedisCacheWorker").path
     }
 
     @Test func twoProcessesShareEntries() async throws {
@@ -65,23 +32,21 @@ struct RedisSharingTests {
         }
         defer { origin.stop() }
         let resource = origin.baseURL.appendingPathComponent("shared")
-        let first = try await Self.runWorkers(
-            1,
-            redis: redis,
-            prefix: prefix,
-            resource: resource,
-            requests: 1,
-            clockOffset: 0
-        )
+        // One worker, one request: a miss that stores the entry, then, in a second process, a hit.
+        let runOneWorker = {
+            try await RedisWorker.runWorkers(
+                executable: Self.workerExecutable(),
+                count: 1,
+                redis: redis,
+                prefix: prefix,
+                resource: resource,
+                requests: 1,
+                clockOffset: 0
+            )
+        }
+        let first = try await runOneWorker()
         #expect(first == [["ok": 1, "failed": 0, "hit": 0, "stale": 0, "revalidated": 0, "miss": 1]])
-        let second = try await Self.runWorkers(
-            1,
-            redis: redis,
-            prefix: prefix,
-            resource: resource,
-            requests: 1,
-            clockOffset: 0
-        )
+        let second = try await runOneWorker()
         #expect(second == [["ok": 1, "failed": 0, "hit": 1, "stale": 0, "revalidated": 0, "miss": 0]])
         #expect(origin.requestCount == 1)
         try RedisTestServer.makeStore(prefix: prefix).removeAll()
@@ -121,8 +86,9 @@ struct RedisSharingTests {
         _ = try await provider.request(endpoint: CacheEndpoint(baseURL: origin.baseURL, path: "/popular"))
         #expect(origin.requestCount == 1)
 
-        let summaries = try await Self.runWorkers(
-            4,
+        let summaries = try await RedisWorker.runWorkers(
+            executable: Self.workerExecutable(),
+            count: 4,
             redis: redis,
             prefix: prefix,
             resource: resource,

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -43,7 +44,7 @@ import FoundationNetworking
                 connectTimeout: .milliseconds(200)
             )
         )
-        let cache = try StoreHarness(store: store) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")])
+        let cache = try CacheHarness(store: store) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")])
         }
         for _ in 0..<3 {
             let answer = try await cache.send()
@@ -51,7 +52,7 @@ import FoundationNetworking
             #expect(answer.body == "v")
         }
         #expect(cache.requestCount == 3)
-        let errors = cache.events.all.filter { $0.source == DiskCachePlugin.eventSource && $0.name == "error" }
+        let errors = cache.recorder.events.filter { $0.source == DiskCachePlugin.eventSource && $0.name == "error" }
         #expect(!errors.isEmpty)
         #expect(errors.allSatisfy { $0.attributes["reason"] == "unavailable" })
     }
@@ -67,14 +68,14 @@ import FoundationNetworking
                 commandTimeout: .milliseconds(200)
             )
         )
-        let cache = try StoreHarness(store: store) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")])
+        let cache = try CacheHarness(store: store) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")])
         }
         for _ in 0..<2 {
             let answer = try await cache.send()
             #expect(answer.status == .miss)
             #expect(answer.body == "v")
         }
-        #expect(cache.events.all.contains { $0.source == DiskCachePlugin.eventSource && $0.name == "error" })
+        #expect(cache.recorder.events.contains { $0.source == DiskCachePlugin.eventSource && $0.name == "error" })
     }
 }
 
@@ -82,7 +83,7 @@ import FoundationNetworking
 struct RedisStoreTests {
     @Test func theTTLCoversFreshnessTheStaleWindowAndTheValidatorKeepPeriod() async throws {
         let store = try RedisTestServer.makeStore { $0.validatorKeepPeriod = .seconds(1_000) }
-        let cache = try StoreHarness(store: store, cleanUp: { store.removeAll() }) { request, now in
+        let cache = try CacheHarness(store: store, cleanUp: { store.removeAll() }) { request, now in
             request.path == "/plain"
                 ? .cached("p", at: now, [("Cache-Control", "max-age=60, stale-if-error=30")])
                 : .cached(
@@ -100,7 +101,7 @@ struct RedisStoreTests {
         #expect((1_080_000...1_090_000).contains(validated), "validated TTL \(validated) ms")
     }
 
-    private func ttl(of path: String, cache: StoreHarness, store: RedisStore) async throws -> Int {
+    private func ttl(of path: String, cache: CacheHarness, store: RedisStore) async throws -> Int {
         let key = try #require(CacheKey(request: URLRequest(url: cache.server.baseURL.appendingPathComponent(path))))
         let reply = await store.rawCommand([Data("PTTL".utf8), Data(store.redisKey(for: key).utf8)])
         guard case .integer(let milliseconds) = reply else {
@@ -112,7 +113,7 @@ struct RedisStoreTests {
 
     @Test func aCorruptValueIsIgnoredReportedAndReplaced() async throws {
         let store = try RedisTestServer.makeStore()
-        let cache = try StoreHarness(store: store, cleanUp: { store.removeAll() }) { _, now in
+        let cache = try CacheHarness(store: store, cleanUp: { store.removeAll() }) { _, now in
             .cached("good", at: now, [("Cache-Control", "max-age=60")])
         }
         _ = try await cache.send()
@@ -126,7 +127,7 @@ struct RedisStoreTests {
         #expect(afterCorruption.status == .miss)
         #expect(afterCorruption.body == "good")
         #expect(
-            cache.events.all.contains {
+            cache.recorder.events.contains {
                 $0.name == "error" && $0.attributes["reason"] == "corrupt_entry" && $0.attributes["store"] == "redis"
             }
         )
@@ -143,7 +144,7 @@ struct RedisStoreTests {
 
     @Test func aBodyOverTheLimitIsNotShared() async throws {
         let store = try RedisTestServer.makeStore { $0.maximumEntryBytes = 1_000 }
-        let cache = try StoreHarness(store: store, cleanUp: { store.removeAll() }) { request, now in
+        let cache = try CacheHarness(store: store, cleanUp: { store.removeAll() }) { request, now in
             .cached(
                 String(repeating: "x", count: request.path == "/large" ? 1_001 : 1_000),
                 at: now,

@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentRedisCache
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -17,7 +18,7 @@ import FoundationNetworking
 struct StoreBehaviourTests {
     @Test(arguments: StoreKind.allCases)
     func aFreshResponseIsAHitAndAStaleOneWithoutValidatorIsFetchedAgain(_ kind: StoreKind) async throws {
-        let cache = try StoreHarness(kind) { _, now in .cached("v1", at: now, [("Cache-Control", "max-age=60")]) }
+        let cache = try CacheHarness(kind) { _, now in .cached("v1", at: now, [("Cache-Control", "max-age=60")]) }
         #expect(try await cache.send().status == .miss)
         let hit = try await cache.send()
         #expect(hit.status == .hit)
@@ -30,7 +31,7 @@ struct StoreBehaviourTests {
 
     @Test(arguments: StoreKind.allCases)
     func aStaleResponseWithAnETagIsRevalidatedWithA304(_ kind: StoreKind) async throws {
-        let cache = try StoreHarness(kind) { request, now in
+        let cache = try CacheHarness(kind) { request, now in
             request.header("If-None-Match") == "\"1\""
                 ? ServerResponse(status: 304, headers: [("Date", httpDate(now)), ("Cache-Control", "max-age=60")])
                 : .cached("body", at: now, [("Cache-Control", "max-age=60"), ("ETag", "\"1\"")])
@@ -47,7 +48,7 @@ struct StoreBehaviourTests {
 
     @Test(arguments: StoreKind.allCases)
     func varyKeepsOneVariantPerHeaderValue(_ kind: StoreKind) async throws {
-        let cache = try StoreHarness(kind) { request, now in
+        let cache = try CacheHarness(kind) { request, now in
             .cached(
                 "lang=\(request.header("Accept-Language") ?? "-")",
                 at: now,
@@ -66,7 +67,7 @@ struct StoreBehaviourTests {
 
     @Test(arguments: StoreKind.allCases)
     func staleWhileRevalidateServesStaleAndRefreshesOnce(_ kind: StoreKind) async throws {
-        let cache = try StoreHarness(kind) { request, now in
+        let cache = try CacheHarness(kind) { request, now in
             request.header("If-None-Match") == nil
                 ? .cached(
                     "v1",
@@ -93,7 +94,7 @@ struct StoreBehaviourTests {
 
     @Test(arguments: StoreKind.allCases)
     func staleIfErrorAnswersWhenTheOriginFails(_ kind: StoreKind) async throws {
-        let cache = try StoreHarness(kind) { _, now in
+        let cache = try CacheHarness(kind) { _, now in
             .cached("kept", at: now, [("Cache-Control", "max-age=10, stale-if-error=300")])
         }
         _ = try await cache.send()
@@ -106,7 +107,7 @@ struct StoreBehaviourTests {
 
     @Test(arguments: StoreKind.allCases)
     func noStoreAndPrivateWithoutCredentialRules(_ kind: StoreKind) async throws {
-        let cache = try StoreHarness(kind) { request, now in
+        let cache = try CacheHarness(kind) { request, now in
             request.path == "/secret"
                 ? .cached("secret", at: now, [("Cache-Control", "no-store")])
                 : .cached("mine", at: now, [("Cache-Control", "private, max-age=60")])
@@ -121,7 +122,7 @@ struct StoreBehaviourTests {
 
     @Test(arguments: StoreKind.allCases)
     func entriesAreKeyedByCredential(_ kind: StoreKind) async throws {
-        let cache = try StoreHarness(kind) { request, now in
+        let cache = try CacheHarness(kind) { request, now in
             .cached("for \(request.header("Authorization") ?? "nobody")", at: now, [("Cache-Control", "max-age=60")])
         }
         #expect(try await cache.send(headers: ["Authorization": "Bearer alice"]).body == "for Bearer alice")
@@ -137,7 +138,7 @@ struct StoreBehaviourTests {
 
     @Test(arguments: StoreKind.allCases)
     func anUnsafeRequestInvalidatesTheURL(_ kind: StoreKind) async throws {
-        let cache = try StoreHarness(kind) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")]) }
+        let cache = try CacheHarness(kind) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")]) }
         _ = try await cache.send()
         _ = try await cache.send(headers: ["Authorization": "Bearer a"])
         let endpoint = CacheEndpoint(baseURL: cache.server.baseURL, path: "/resource", method: .post)

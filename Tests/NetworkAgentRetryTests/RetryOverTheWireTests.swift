@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentRetry
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -65,15 +65,16 @@ import FoundationNetworking
         let server = try Self.scriptedServer { $0 < 3 ? ServerResponse(fault: .resetBeforeResponse) : .text("ok") }
         defer { server.stop() }
         let clock = ManualClock(advancesOnSleep: true)
-        let log = EventLog()
+        let log = EventRecorder()
         let provider = Self.provider([.retry(clock: clock)])
-        let (data, _) = try await log.record {
+        let (data, _) = try await log.observing {
             try await provider.request(endpoint: RetryEndpoint(baseURL: server.baseURL))
         }
         #expect(String(decoding: data, as: UTF8.self) == "ok")
         #expect(server.requestCount == 3)
         #expect(
-            log.retry.map { $0.attributes["reason"] } == Array(repeating: "transport_network_connection_lost", count: 2)
+            log.events(from: "retry").map { $0.attributes["reason"] }
+                == Array(repeating: "transport_network_connection_lost", count: 2)
         )
     }
 
@@ -92,22 +93,20 @@ import FoundationNetworking
         probe.stop()
 
         let clock = ManualClock(advancesOnSleep: true)
-        let log = EventLog()
+        let log = EventRecorder()
         let provider = Self.provider([.retry(clock: clock)])
         let error = await #expect(throws: NetworkAgentError.self) {
-            try await log.record { try await provider.request(endpoint: RetryEndpoint(baseURL: closed)) }
+            try await log.observing { try await provider.request(endpoint: RetryEndpoint(baseURL: closed)) }
         }
         #expect(error?.code == .transport)
         #expect(error?.urlErrorCode == .cannotConnectToHost)
         #expect(error?.message.contains("gave up after 3 attempts: maximum attempts reached") == true)
         #expect(clock.sleeps.count == 2)
-        #expect(log.retry.map(\.name) == ["retry_scheduled", "retry_scheduled", "retry_exhausted"])
+        #expect(log.events(from: "retry").map(\.name) == ["retry_scheduled", "retry_scheduled", "retry_exhausted"])
     }
 
     @Test func aRefusedConnectionSucceedsOnceTheServerIsBack() async throws {
-        let probe = try LoopbackServer { _ in .text("") }
-        let port = probe.port
-        probe.stop()
+        let port = try unusedLoopbackPort()
 
         let started = Locked<LoopbackServer?>(nil)
         let startError = Locked<(any Error)?>(nil)
@@ -279,22 +278,9 @@ import FoundationNetworking
     }
 
     @Test func onResponseSeesTheLastRequestSentWithItsKey() async throws {
-        final class LastRequest: NetworkAgentPlugin {
-            let seen = Locked<URLRequest?>(nil)
-            func onResponse(
-                _ response: URLResponse,
-                data: Data,
-                request: URLRequest,
-                endpoint: any NetworkAgentEndpoint,
-                agent: NetworkAgent
-            ) async throws -> (data: Data, response: URLResponse) {
-                seen.withLock { $0 = request }
-                return (data: data, response: response)
-            }
-        }
         let server = try Self.scriptedServer { $0 == 1 ? .text("busy", status: 503) : .text("ok") }
         defer { server.stop() }
-        let last = LastRequest()
+        let last = OnResponseSpy()
         let provider = Self.provider([
             .retry(
                 .init(nonIdempotentMethods: .addIdempotencyKey),
@@ -309,6 +295,6 @@ import FoundationNetworking
             task: .requestWithoutAttributes(content: "x")
         )
         _ = try await provider.request(endpoint: endpoint)
-        #expect(last.seen.withLock { $0?.value(forHTTPHeaderField: "Idempotency-Key") } == "k-1")
+        #expect(last.lastRequest?.value(forHTTPHeaderField: "Idempotency-Key") == "k-1")
     }
 }

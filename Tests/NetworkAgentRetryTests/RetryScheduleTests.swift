@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentRetry
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -23,9 +24,9 @@ import FoundationNetworking
             plugins: [plugin, inner],
             agent: NetworkAgent(transport: stub)
         )
-        let log = EventLog()
-        let (_, response) = try await log.record { try await provider.request(endpoint: endpoint) }
-        return (response, stub.requests.count, log.retry)
+        let log = EventRecorder()
+        let (_, response) = try await log.observing { try await provider.request(endpoint: endpoint) }
+        return (response, stub.requests.count, log.events(from: "retry"))
     }
 
     @Test func fullJitterWithAFixedRandomValueHalvesEachExponentialDelay() async throws {
@@ -160,15 +161,17 @@ import FoundationNetworking
             plugins: [.retry(.init(maximumAttempts: 3), clock: clock)],
             agent: NetworkAgent(transport: stub)
         )
-        let log = EventLog()
-        let (data, response) = try await log.record { try await provider.request(endpoint: .stubbed) }
+        let log = EventRecorder()
+        let (data, response) = try await log.observing { try await provider.request(endpoint: .stubbed) }
         #expect(response.status == 504)
         #expect(String(decoding: data, as: UTF8.self) == "last")
-        #expect(log.retry.map(\.name) == ["retry_scheduled", "retry_scheduled", "retry_exhausted"])
-        #expect(log.retry.map { $0.attributes["reason"] } == ["status_503", "status_502", "status_504"])
-        #expect(log.retry.last?.attributes["stop"] == "maximum_attempts")
-        #expect(log.retry.first?.attributes["attempt"] == "1")
-        #expect(log.retry.first?.attributes["delay_source"] == "backoff")
+        #expect(log.events(from: "retry").map(\.name) == ["retry_scheduled", "retry_scheduled", "retry_exhausted"])
+        #expect(
+            log.events(from: "retry").map { $0.attributes["reason"] } == ["status_503", "status_502", "status_504"]
+        )
+        #expect(log.events(from: "retry").last?.attributes["stop"] == "maximum_attempts")
+        #expect(log.events(from: "retry").first?.attributes["attempt"] == "1")
+        #expect(log.events(from: "retry").first?.attributes["delay_source"] == "backoff")
     }
 
     @Test(arguments: [0, 1])
@@ -274,9 +277,9 @@ import FoundationNetworking
 
     @Test func exhaustedOnAnErrorKeepsTheErrorAndSaysHowManyAttemptsAndWhy() async throws {
         let clock = ManualClock(advancesOnSleep: true)
-        let log = EventLog()
+        let log = EventRecorder()
         let error = await #expect(throws: NetworkAgentError.self) {
-            try await log.record {
+            try await log.observing {
                 try await self.call(.retry(clock: clock), responses: [.connectionRefused])
             }
         }
@@ -285,7 +288,7 @@ import FoundationNetworking
         #expect(error?.message.hasSuffix("[retry: gave up after 3 attempts: maximum attempts reached]") == true)
         #expect(clock.sleeps.count == 2)
         #expect(
-            log.retry.last?.attributes == [
+            log.events(from: "retry").last?.attributes == [
                 "attempts": "3", "reason": "transport_cannot_connect_to_host", "stop": "maximum_attempts",
             ]
         )

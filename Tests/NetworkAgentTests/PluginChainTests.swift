@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgent
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -156,19 +157,6 @@ struct NaiveRetry: NetworkAgentPlugin {
     }
 
     @Test func onResponseSeesTheFinalRequestSent() async throws {
-        final class Capture: NetworkAgentPlugin {
-            let seen = Locked<URLRequest?>(nil)
-            func onResponse(
-                _ response: URLResponse,
-                data: Data,
-                request: URLRequest,
-                endpoint: any NetworkAgentEndpoint,
-                agent: NetworkAgent
-            ) async throws -> (data: Data, response: URLResponse) {
-                seen.withLock { $0 = request }
-                return (data: data, response: response)
-            }
-        }
         struct Rewriter: NetworkAgentPlugin {
             func intercept(
                 _ request: URLRequest,
@@ -182,10 +170,10 @@ struct NaiveRetry: NetworkAgentPlugin {
                 return try await next(request)
             }
         }
-        let capture = Capture()
+        let capture = OnResponseSpy()
         let provider = NetworkAgentProvider<TestEndpoint>(plugins: [capture, Rewriter()], agent: agent)
         _ = try await provider.request(endpoint: endpoint)
-        let seen = try #require(capture.seen.withLock { $0 })
+        let seen = try #require(capture.lastRequest)
         #expect(seen.value(forHTTPHeaderField: "X-Late") == "from-intercept")
         #expect(seen.value(forHTTPHeaderField: "User-Agent")?.hasPrefix("NetworkAgent/") == true)
     }

@@ -1,6 +1,6 @@
 import Foundation
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import Testing
 
 @testable import NetworkAgent
@@ -12,20 +12,6 @@ import FoundationNetworking
 /// Which headers a redirect strips, which origins are the same, and which authentication challenges are cancelled.
 @Suite struct SensitiveHeaderTests {
     let transport = TestTransport.make()
-
-    /// Two origins on loopback: `origin` answers `/away` with `status` to `other`, `/near` with `status` to itself.
-    func servers(status: Int) throws -> (origin: LoopbackServer, other: LoopbackServer) {
-        let other = try LoopbackServer { _ in .text("other") }
-        let origin = try LoopbackServer { request in
-            switch request.path {
-            case "/away":
-                ServerResponse(status: status, headers: [("Location", other.baseURL.absoluteString + "/landing")])
-            case "/near": ServerResponse(status: status, headers: [("Location", "/landing")])
-            default: .text("home")
-            }
-        }
-        return (origin, other)
-    }
 
     func url(_ text: String) throws -> URL {
         try #require(URL(string: text))
@@ -48,7 +34,7 @@ import FoundationNetworking
 
     @Test("17.2 headers the configuration declares sensitive stay on their origin", arguments: [302, 307])
     func configuredSensitiveHeadersStayOnTheirOrigin(status: Int) async throws {
-        let (origin, other) = try servers(status: status)
+        let (origin, other) = try redirectingOrigins(status: status)
         var configuration = NetworkAgentConfiguration()
         configuration.sensitiveHeaders = ["x-session"]
         let agent = NetworkAgent(transport: transport, configuration: configuration)
@@ -69,7 +55,7 @@ import FoundationNetworking
 
     @Test("17.2 a header marked sensitive on the request stays on its origin", arguments: [302, 307])
     func markedSensitiveHeadersStayOnTheirOrigin(status: Int) async throws {
-        let (origin, other) = try servers(status: status)
+        let (origin, other) = try redirectingOrigins(status: status)
         var request = URLRequest(url: origin.baseURL.appendingPathComponent("away"))
         request.setValue("k1", forHTTPHeaderField: "X-Custom-Key")
         request.sensitiveHeaderNames.insert("X-Custom-Key")

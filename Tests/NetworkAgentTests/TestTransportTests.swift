@@ -1,6 +1,6 @@
 import Foundation
 import NetworkAgent
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import Testing
 
 /// The switch that picks the transport of a test run.

@@ -1,6 +1,6 @@
 import Foundation
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import Testing
 
 @testable import NetworkAgent

@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import NetworkAgentTokenRefresh
 import Testing
@@ -66,14 +66,14 @@ import FoundationNetworking
             agent: TestTransport.agent()
         )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
-        let log = EventLog()
+        let log = EventRecorder()
 
-        let errors = await log.record { await provider.concurrentErrors(3, endpoint: endpoint) }
+        let errors = await log.observing { await provider.concurrentErrors(3, endpoint: endpoint) }
 
         // Every waiter fails with the refresh's own transport error, one the retry plugin retries. The three 401s
         // usually share one refresh; a 401 that arrives after a fast failure (a refused connection, a 503) starts
         // its own, as it should now that the session is kept — so one to three refreshes, none more.
-        let started = log.named("refresh_started").count
+        let started = log.events(named: "refresh_started").count
         #expect((1...3).contains(started))
         #expect(errors.count == 3)
         for error in errors {
@@ -88,11 +88,12 @@ import FoundationNetworking
             }
         }
         #expect(
-            log.named("refresh_failed").map { $0.attributes["session_expired"] }
+            log.events(named: "refresh_failed").map { $0.attributes["session_expired"] }
                 == Array(repeating: "false", count: started)
         )
         #expect(
-            log.named("refresh_failed").map(\.kind) == Array(repeating: .tokenRefresh(succeeded: false), count: started)
+            log.events(named: "refresh_failed").map(\.kind)
+                == Array(repeating: .tokenRefresh(succeeded: false), count: started)
         )
         // The session and its refresh token are kept; nobody was signed out.
         #expect(await !refresher.isSessionExpired)
@@ -147,9 +148,9 @@ import FoundationNetworking
             agent: TestTransport.agent()
         )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
-        let log = EventLog()
+        let log = EventRecorder()
 
-        let errors = await log.record { await provider.concurrentErrors(3, endpoint: endpoint) }
+        let errors = await log.observing { await provider.concurrentErrors(3, endpoint: endpoint) }
 
         let failures = errors.compactMap { $0 as? TokenRefresher.Error }
         #expect(failures.count == 3)
@@ -157,14 +158,14 @@ import FoundationNetworking
         let reasons = failures.compactMap { $0.underlying as? TokenRefresher.RefreshRejected }
         #expect(reasons.count == 3)
         if rejection != .thrown { #expect(reasons.allSatisfy { $0.oauthError == "invalid_grant" }) }
-        #expect(log.named("refresh_failed").map { $0.attributes["session_expired"] } == ["true"])
+        #expect(log.events(named: "refresh_failed").map { $0.attributes["session_expired"] } == ["true"])
         #expect(try await waitUntil { hook.calls.count == 1 })
         #expect(await refresher.isSessionExpired)
 
         // Later requests fail at once; the hook is not called again.
         let later = await #expect(throws: TokenRefresher.Error.self) { try await provider.request(endpoint: endpoint) }
         #expect(later?.code == .sessionExpired)
-        #expect(log.named("refresh_started").count == 1)
+        #expect(log.events(named: "refresh_started").count == 1)
         #expect(hook.calls.count == 1)
     }
 
@@ -255,23 +256,26 @@ import FoundationNetworking
             agent: TestTransport.agent()
         )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
-        let log = EventLog()
+        let log = EventRecorder()
 
         // A long-lived app: six proactive refreshes inside one loop-guard window (tokens live 60 s, so each is due
         // 31 s later).
         for round in 1...6 {
             clock.advance(by: .seconds(31))
-            let (data, _) = try await log.record { try await provider.request(endpoint: endpoint) }
+            let (data, _) = try await log.observing { try await provider.request(endpoint: endpoint) }
             #expect(String(decoding: data, as: UTF8.self) == "ok /data t\(round)")
         }
-        #expect(log.named("refresh_started").map { $0.attributes["reason"] } == Array(repeating: "proactive", count: 6))
+        #expect(
+            log.events(named: "refresh_started").map { $0.attributes["reason"] }
+                == Array(repeating: "proactive", count: 6)
+        )
 
         // A genuine 401 (the token was revoked) is still refreshed and retried.
         server.update { $0.valid = [] }
-        let (data, response) = try await log.record { try await provider.request(endpoint: endpoint) }
+        let (data, response) = try await log.observing { try await provider.request(endpoint: endpoint) }
         #expect(response.status == 200)
         #expect(String(decoding: data, as: UTF8.self) == "ok /data t7")
-        #expect(log.named("request_retried").map { $0.attributes["reason"] } == ["refreshed"])
+        #expect(log.events(named: "request_retried").map { $0.attributes["reason"] } == ["refreshed"])
 
         // The guard still stops a server that rejects every token: two more 401 refreshes, then the limit.
         server.update { $0.rejectsEverything = true }

@@ -3,6 +3,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTokenRefresh
 
 #if canImport(FoundationNetworking)
@@ -270,23 +271,6 @@ final class PathRecorder: NetworkAgentPlugin {
     }
 }
 
-/// Collects events emitted inside an operation.
-final class EventLog: Sendable {
-    private let storage = Locked<[NetworkAgentEvent]>([])
-
-    var events: [NetworkAgentEvent] { storage.withLock { $0 } }
-
-    func named(_ name: String) -> [NetworkAgentEvent] {
-        events.filter { $0.name == name }
-    }
-
-    func record<T>(_ operation: () async throws -> T) async rethrows -> T {
-        try await NetworkAgentEvents.observing({ event in self.storage.withLock { $0.append(event) } }) {
-            try await operation()
-        }
-    }
-}
-
 /// Counts calls of the session-expired hook.
 final class HookCounter: Sendable {
     private let storage = Locked<[TokenRefresher.Error]>([])
@@ -309,10 +293,6 @@ func waitUntil(
         try await Task.sleep(for: .milliseconds(2))
     }
     return await condition()
-}
-
-extension URLResponse {
-    var status: Int? { (self as? HTTPURLResponse)?.statusCode }
 }
 
 /// A compact JWT with the given `exp`, unsigned (the refresher never checks signatures).

@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentAuth
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import NetworkAgentTokenRefresh
 import Synchronization
@@ -33,9 +33,9 @@ import FoundationNetworking
         let outcomes = try await withThrowingTaskGroup(of: (Int?, Int).self) { group in
             for _ in 0..<100 {
                 group.addTask {
-                    let log = EventLog()
-                    let (_, response) = try await log.record { try await provider.request(endpoint: endpoint) }
-                    return (response.status, log.named("request_retried").count)
+                    let log = EventRecorder()
+                    let (_, response) = try await log.observing { try await provider.request(endpoint: endpoint) }
+                    return (response.status, log.events(named: "request_retried").count)
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -66,21 +66,21 @@ import FoundationNetworking
         )
 
         // The slow request leaves the refresher with t0 and is held before the network.
-        let slowLog = EventLog()
+        let slowLog = EventRecorder()
         let slow = Task {
-            try await slowLog.record {
+            try await slowLog.observing {
                 try await provider.request(endpoint: ApiEndpoint(baseURL: server.baseURL, path: "/slow"))
             }
         }
         await gate.waitForArrival()
         // t0 expires; a fast request finds out and refreshes to t1.
         server.update { $0.valid = [] }
-        let fastLog = EventLog()
-        let (fast, _) = try await fastLog.record {
+        let fastLog = EventRecorder()
+        let (fast, _) = try await fastLog.observing {
             try await provider.request(endpoint: ApiEndpoint(baseURL: server.baseURL, path: "/fast"))
         }
         #expect(String(decoding: fast, as: UTF8.self) == "ok /fast t1")
-        #expect(fastLog.named("request_retried").map { $0.attributes["reason"] } == ["refreshed"])
+        #expect(fastLog.events(named: "request_retried").map { $0.attributes["reason"] } == ["refreshed"])
         #expect(server.refreshCalls == 1)
 
         // Now the slow one goes out with t0, gets a 401, and is retried with t1 — no second refresh.
@@ -89,8 +89,8 @@ import FoundationNetworking
         #expect(slowResponse.status == 200)
         #expect(String(decoding: slowData, as: UTF8.self) == "ok /slow t1")
         #expect(server.refreshCalls == 1)
-        #expect(slowLog.named("request_retried").map { $0.attributes["reason"] } == ["newer_credential"])
-        #expect(slowLog.named("refresh_started").isEmpty)
+        #expect(slowLog.events(named: "request_retried").map { $0.attributes["reason"] } == ["newer_credential"])
+        #expect(slowLog.events(named: "refresh_started").isEmpty)
         #expect(
             server.apiRequests.filter { $0.path == "/slow" }.map { $0.header("Authorization") } == [
                 "Bearer t0", "Bearer t1",
@@ -113,9 +113,9 @@ import FoundationNetworking
             agent: TestTransport.agent()
         )
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
-        let log = EventLog()
+        let log = EventRecorder()
 
-        let errors = await log.record { await provider.concurrentErrors(10, endpoint: endpoint) }
+        let errors = await log.observing { await provider.concurrentErrors(10, endpoint: endpoint) }
 
         #expect(server.refreshCalls == 1)
         let failures = errors.compactMap { $0 as? TokenRefresher.Error }
@@ -127,7 +127,7 @@ import FoundationNetworking
         #expect(rejections.allSatisfy { $0.oauthError == "invalid_grant" && $0.response?.statusCode == 400 })
         let causes = Set(rejections.compactMap { $0.response.map(ObjectIdentifier.init) })
         #expect(causes.count == 1, "every waiter got the one error of the one refresh")
-        #expect(log.named("refresh_failed").map { $0.attributes["error"] } == ["RefreshRejected"])
+        #expect(log.events(named: "refresh_failed").map { $0.attributes["error"] } == ["RefreshRejected"])
         #expect(try await waitUntil { hook.calls.count == 1 })
         #expect(await refresher.isSessionExpired)
 
@@ -211,14 +211,14 @@ import FoundationNetworking
         #expect(server.refreshCalls == 0)
 
         clock.advance(by: .seconds(75))  // 25 s before expiry: inside the 30 s margin
-        let log = EventLog()
-        let (data, response) = try await log.record { try await provider.request(endpoint: endpoint) }
+        let log = EventRecorder()
+        let (data, response) = try await log.observing { try await provider.request(endpoint: endpoint) }
         #expect(response.status == 200)
         #expect(String(decoding: data, as: UTF8.self) == "ok /data t1")
         #expect(server.refreshCalls == 1)
         #expect(server.rejections == 0)
-        #expect(log.named("refresh_started").map { $0.attributes["reason"] } == ["proactive"])
-        #expect(log.named("request_retried").isEmpty)
+        #expect(log.events(named: "refresh_started").map { $0.attributes["reason"] } == ["proactive"])
+        #expect(log.events(named: "request_retried").isEmpty)
         #expect(server.apiRequests.map { $0.header("Authorization") } == ["Bearer \(jwt)", "Bearer t1"])
     }
 

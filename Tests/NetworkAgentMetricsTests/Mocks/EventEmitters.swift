@@ -37,27 +37,6 @@ enum EventApi: NetworkAgentEndpoint {
     var task: HTTPTask { .requestPlain }
 }
 
-/// Retries a 503 like a retry plugin would, emitting `retry.retry_scheduled` before each new attempt.
-struct FakeRetry: NetworkAgentPlugin {
-    var attempts = 3
-
-    func intercept(
-        _ request: URLRequest,
-        endpoint: any NetworkAgentEndpoint,
-        next: NetworkAgentExchange
-    ) async throws -> (data: Data, response: URLResponse) {
-        var attempt = 1
-        while true {
-            let result = try await next(request)
-            guard (result.response as? HTTPURLResponse)?.statusCode == 503, attempt < attempts else { return result }
-            NetworkAgentEvents.emit(
-                NetworkAgentEvent(.retryScheduled(delay: .zero), attributes: ["attempt": "\(attempt)"])
-            )
-            attempt += 1
-        }
-    }
-}
-
 /// A cache in memory for `/cached` (and a pretend revalidation for `/stale`), emitting `cache.hit`, `cache.miss`,
 /// `cache.stored`, `cache.stale` and `cache.revalidated`.
 final class FakeCache: NetworkAgentPlugin {
@@ -109,20 +88,6 @@ struct FakeTokenRefresh: NetworkAgentPlugin {
         var retried = request
         retried.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         return try await next(retried)
-    }
-}
-
-/// Emits whatever event it was given once per request, for the escaping and generic-event tests.
-struct EventEmitter: NetworkAgentPlugin {
-    let event: NetworkAgentEvent
-
-    func intercept(
-        _ request: URLRequest,
-        endpoint: any NetworkAgentEndpoint,
-        next: NetworkAgentExchange
-    ) async throws -> (data: Data, response: URLResponse) {
-        NetworkAgentEvents.emit(event)
-        return try await next(request)
     }
 }
 

@@ -72,19 +72,3 @@ enum PokeApi: NetworkAgentEndpoint, MetricsRouteNaming {
         }
     }
 }
-
-/// A struct endpoint: the route is its type name.
-struct PlainEndpoint: NetworkAgentEndpoint {
-    var baseURL: URL
-    var path: String
-    var method = HTTPMethod.get
-    var task = HTTPTask.requestPlain
-}
-
-/// A port on which nothing listens: bound once, then closed.
-func refusedPort() throws -> Int {
-    let probe = try LoopbackServer { _ in .text("") }
-    let port = probe.port
-    probe.stop()
-    return port
-}

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentRetry
 import NetworkAgentTesting
+import NetworkAgentToolSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -21,37 +22,15 @@ struct RetryEndpoint: NetworkAgentEndpoint {
 
 /// A reproducible source of values in `0...1` (SplitMix64).
 final class SeededRandom: Sendable {
-    private let state: Locked<UInt64>
+    private let generator: Locked<SplitMix64>
 
     init(seed: UInt64) {
-        state = Locked(seed)
+        generator = Locked(SplitMix64(seed: seed))
     }
 
     func unit() -> Double {
-        let bits = state.withLock { state -> UInt64 in
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        let bits = generator.withLock { $0.next() }
         return Double(bits >> 11) / Double(1 << 53)
-    }
-}
-
-/// Collects the events emitted inside the calls it wraps.
-final class EventLog: Sendable {
-    private let events = Locked<[NetworkAgentEvent]>([])
-
-    var all: [NetworkAgentEvent] { events.withLock { $0 } }
-
-    /// The events with source `retry`.
-    var retry: [NetworkAgentEvent] { all.filter { $0.source == "retry" } }
-
-    func record<Result>(_ operation: () async throws -> Result) async rethrows -> Result {
-        try await NetworkAgentEvents.observing({ event in self.events.withLock { $0.append(event) } }) {
-            try await operation()
-        }
     }
 }
 
@@ -77,8 +56,4 @@ final class AttemptCounter: NetworkAgentPlugin {
         clock?.advance(by: duration)
         return try await next(request)
     }
-}
-
-extension URLResponse {
-    var status: Int? { (self as? HTTPURLResponse)?.statusCode }
 }

@@ -2,12 +2,23 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
-/// The memory of the current process, from `/proc/self/status`.
-enum ProcessMemory {
+/// The memory of the current process, from `/proc/self/status` (Linux): the one reader of it for the benchmarks and
+/// the tests' peak-memory checks (`Memory` in NetworkAgentTestSupport).
+package enum ProcessMemory {
+    /// Whether this system has `/proc/self/status` to read.
+    package static var isReadable: Bool {
+        FileManager.default.fileExists(atPath: "/proc/self/status")
+    }
+
     /// A field of `/proc/self/status` in kilobytes, e.g. `VmHWM` (the peak resident set) or `VmRSS`.
-    static func kilobytes(_ field: String) -> Int? {
+    ///
+    /// - Parameter field: The field's name, without the colon.
+    /// - Returns: Its value in kB, or `nil` when the file or the field is missing.
+    package static func kilobytes(_ field: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
         let prefix = field + ":"
         for line in status.split(separator: "\n") where line.hasPrefix(prefix) {
@@ -17,7 +28,7 @@ enum ProcessMemory {
     }
 
     /// The peak resident set (`VmHWM`) in MiB.
-    static var peakMiB: Double? {
+    package static var peakMiB: Double? {
         kilobytes("VmHWM").map { Double($0) / 1024 }
     }
 
@@ -25,7 +36,7 @@ enum ProcessMemory {
     ///
     /// - Returns: Whether the kernel accepted it; if not, peaks count from the start of the process.
     @discardableResult
-    static func resetPeak() -> Bool {
+    package static func resetPeak() -> Bool {
         let fd = open("/proc/self/clear_refs", O_WRONLY)
         guard fd >= 0 else { return false }
         defer { close(fd) }
