@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentMetrics
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -1,7 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
