@@ -16,8 +16,10 @@ import FoundationNetworking
 ///   the new token waits for that one task; cancelling a waiting request ends its wait only, never the refresh;
 /// - a **loop guard**: at most ``maximumRefreshes`` refreshes triggered by rejected requests in any
 ///   ``refreshWindow``, measured with the injected clock, so that a server answering 401 to every token cannot keep
-///   it refreshing. Proactive refreshes (before expiry) do not count: at most one is made per token, and none for a
-///   token that was already due when it arrived;
+///   it refreshing. A refresh that fails without ending the session gives its place back: it issued no token, so it
+///   cannot be part of such a loop, and the session recovers once the token endpoint is back however many transient
+///   failures came first. Proactive refreshes (before expiry) do not count: at most one is made per token, and none
+///   for a token that was already due when it arrived;
 /// - the **session state**: when the refresh call throws ``RefreshRejected`` (the refresh token is no longer
 ///   accepted), every waiting request and every later one fails with the same ``Error`` (code
 ///   ``Error/Code/sessionExpired``) and `onSessionExpired` is called once, until ``setToken(_:)`` starts a new
@@ -118,12 +120,15 @@ public actor TokenRefresher {
         let id: Int
         /// Started because the token was about to expire, not because a request was rejected.
         let proactive: Bool
+        /// Its place in the loop guard (`refreshStarts`), for a refresh that a rejected request started.
+        let loopGuardStart: Date?
         let task: Task<Void, Never>
     }
 
     /// How much earlier than its expiry a token is renewed.
     public let refreshMargin: Duration
-    /// The most refreshes triggered by rejected requests in any ``refreshWindow``.
+    /// The most refreshes triggered by rejected requests in any ``refreshWindow``; a refresh that fails without
+    /// ending the session (a timeout, no connection, a `5xx`) does not count.
     public let maximumRefreshes: Int
     /// The window of the loop guard.
     public let refreshWindow: Duration
@@ -257,8 +262,8 @@ public actor TokenRefresher {
         if refreshing == nil {
             guard let token = current else { return nil }
             if rejected < version { return (Lease(credential: token.credential, version: version), false) }
-            try checkLoopGuard()
-            startRefresh(proactive: false, agent: agent)
+            let loopGuardStart = try checkLoopGuard()
+            startRefresh(proactive: false, agent: agent, loopGuardStart: loopGuardStart)
         }
         return try await waitForRefresh().map { ($0, true) }
     }
@@ -273,7 +278,9 @@ public actor TokenRefresher {
 
     /// Counts a refresh triggered by a rejected request, or throws when the window already holds
     /// ``maximumRefreshes`` of them. Proactive refreshes never come here.
-    private func checkLoopGuard() throws(Error) {
+    ///
+    /// - Returns: The refresh's place in the guard, given back if it fails without ending the session.
+    private func checkLoopGuard() throws(Error) -> Date {
         let started = now()
         let window = refreshWindow.timeInterval
         refreshStarts.removeAll { started.timeIntervalSince($0) >= window }
@@ -285,10 +292,11 @@ public actor TokenRefresher {
             )
         }
         refreshStarts.append(started)
+        return started
     }
 
     @discardableResult
-    private func startRefresh(proactive: Bool, agent: NetworkAgent) -> Refreshing {
+    private func startRefresh(proactive: Bool, agent: NetworkAgent, loopGuardStart: Date? = nil) -> Refreshing {
         if proactive { proactiveSpent = version }
         let id = nextRefreshID
         nextRefreshID += 1
@@ -310,7 +318,7 @@ public actor TokenRefresher {
                 await onSessionExpired(expiredError)
             }
         }
-        let started = Refreshing(id: id, proactive: proactive, task: task)
+        let started = Refreshing(id: id, proactive: proactive, loopGuardStart: loopGuardStart, task: task)
         refreshing = started
         return started
     }
@@ -318,7 +326,7 @@ public actor TokenRefresher {
     /// Applies a refresh's result and wakes its waiters; returns the error to report when the session ended.
     private func finishRefresh(_ id: Int, _ result: Result<AuthToken, any Swift.Error>) -> Error? {
         finishedRefreshes += 1
-        guard refreshing?.id == id else { return nil }  // superseded by setToken
+        guard let finished = refreshing, finished.id == id else { return nil }  // superseded by setToken
         refreshing = nil
         switch result {
         case .success(let token):
@@ -341,6 +349,10 @@ public actor TokenRefresher {
             resumeWaiters(with: .failure(error))
             return error
         case .failure(let failure):
+            // No token came of it, so it is no step of a refresh loop: its place in the loop guard is given back.
+            if let start = finished.loopGuardStart, let index = refreshStarts.firstIndex(of: start) {
+                refreshStarts.remove(at: index)
+            }
             Self.emit(.tokenRefresh(succeeded: false), ["error": Self.label(failure), "session_expired": "false"])
             resumeWaiters(with: .failure(Self.transientError(failure)))
             return nil

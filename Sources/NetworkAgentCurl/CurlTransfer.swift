@@ -192,6 +192,7 @@ final class CurlTransfer: @unchecked Sendable {
             // The end of a head; a 1xx head (100 Continue) is followed by another.
             if statusCode >= 200 && !headersDone {
                 headersDone = true
+                // Time to headers is now, for a collected body too (not when its last byte arrives).
                 timeToHeaders = started.duration(to: .now)
                 if case .stream = sink { deliverHead() }
             }

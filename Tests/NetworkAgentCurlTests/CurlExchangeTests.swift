@@ -42,9 +42,18 @@ import FoundationNetworking
         #expect(last.bytesReceived == download.count)
         #expect(last.totalBytesExpectedToReceive == download.count)
         #expect(seen.current.contains { $0.bytesSent == upload.count && $0.totalBytesExpectedToSend == upload.count })
-        // Monotonic, never past the total.
-        let received = seen.current.map(\.bytesReceived)
+        // Monotonic, never past the total, in both directions, and never past the total the report announces.
+        let reports = seen.current
+        let received = reports.map(\.bytesReceived)
         #expect(received == received.sorted())
+        #expect(received.allSatisfy { $0 <= download.count }, "received: \(received)")
+        let sent = reports.map(\.bytesSent)
+        #expect(sent == sent.sorted())
+        #expect(sent.allSatisfy { $0 <= upload.count }, "sent: \(sent)")
+        for report in reports {
+            if let total = report.totalBytesExpectedToReceive { #expect(report.bytesReceived <= total, "\(report)") }
+            if let total = report.totalBytesExpectedToSend { #expect(report.bytesSent <= total, "\(report)") }
+        }
     }
 
     @Test func responsesCarryOrderedTimings() async throws {

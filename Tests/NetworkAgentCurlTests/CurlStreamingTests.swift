@@ -22,12 +22,24 @@ import FoundationNetworking
         let server = try LoopbackServer { _ in
             ServerResponse(body: .chunked(Array(repeating: piece, count: count), interval: .zero))
         }
-        let transport = CurlTransport(configuration: .init(streamBufferLimit: 256 << 10))
-        let opened = try await transport.stream(request(server, "/big"))
+        let bufferLimit = 256 << 10
+        let transport = CurlTransport(configuration: .init(streamBufferLimit: bufferLimit))
+        // The transport reports each piece it takes from libcurl: what it holds unread is that minus what was read.
+        let taken = Box(0)
+        let provider = NetworkAgentProvider<CurlTestEndpoint>(agent: NetworkAgent(transport: transport))
+        let opened = try await provider.stream(
+            endpoint: CurlTestEndpoint(baseURL: server.baseURL, path: "/big", maximumResponseBytes: nil),
+            progress: { progress in taken.update { $0 = max($0, progress.bytesReceived) } }
+        )
         var iterator = opened.body.makeAsyncIterator()
         var received = try #require(try await iterator.next()).count
         // The consumer stops reading: the transfer must pause rather than buffer the rest.
         #expect(await eventually(within: .seconds(10)) { transport.pauseCount > 0 })
+        // Paused at the buffer's limit: at most one more write of libcurl's (16 KiB) past it, with room to spare,
+        // and nothing more while nobody reads.
+        let bound = received + bufferLimit + (64 << 10)
+        #expect(taken.current <= bound, "\(taken.current - received) bytes buffered for a \(bufferLimit)-byte limit")
+        #expect(await !eventually(within: .milliseconds(500)) { taken.current > bound })
         while let chunk = try await iterator.next() { received += chunk.count }
         #expect(received == piece.count * count)
     }
@@ -127,7 +139,8 @@ import FoundationNetworking
             for try await chunk in opened.body { received += chunk.count }
         }
         #expect(error?.code == .responseTooLarge)
-        #expect(received <= 6000)
+        // The first piece (4,096 bytes) came before the limit and was delivered; the second would cross it.
+        #expect(received == piece.count)
         #expect(await eventually(within: .seconds(2)) { server.openConnectionCount == 0 })
     }
 }

@@ -187,8 +187,12 @@ import FoundationNetworking
         #expect(fast == "fast")
         let started = ContinuousClock.now
         let error = await networkError { _ = try await transport.send(request(server, "/slow", timeout: 0.3)) }
+        let elapsed = started.duration(to: .now)
         #expect(error?.code == .timedOut)
-        #expect(started.duration(to: .now) < .seconds(4))
+        // The 0.3 s deadline itself, not one rounded to whole seconds (1 s, or the 2 s of an idle timeout kept past
+        // it) nor the server's 5 s: never before the deadline, and well before a second even on a loaded machine.
+        #expect(elapsed >= .milliseconds(250), "timed out after \(elapsed), before the 0.3 s deadline")
+        #expect(elapsed < .milliseconds(1500), "timed out after \(elapsed) for a 0.3 s deadline")
     }
 
     @Test func theDeadlineCoversTheWholeBody() async throws {

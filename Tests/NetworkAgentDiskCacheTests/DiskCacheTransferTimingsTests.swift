@@ -36,3 +36,37 @@ import FoundationNetworking
         #expect(hit.transferTimings == nil)
     }
 }
+
+/// Over the wire: a miss keeps the timings CurlTransport measured for that transfer; a hit has none.
+@Suite struct DiskCacheTransferTimingsOverTheWireTests {
+    @Test(.enabled(if: TestTransport.kind == .curl, "URLSessionTransport measures no transfer timings on Linux"))
+    func aMissKeepsCurlTransportsTimingsAndAHitHasNone() async throws {
+        // The server waits 200 ms before answering: the first byte of the real transfer came after that.
+        let delay = Duration.milliseconds(200)
+        let server = try LoopbackServer { _ in
+            ServerResponse(
+                headers: [("Content-Type", "text/plain"), ("Cache-Control", "max-age=60")],
+                body: .data(Data("fresh".utf8)),
+                delay: delay
+            )
+        }
+        defer { server.stop() }
+        let provider = NetworkAgentProvider<CacheEndpoint>(
+            plugins: [DiskCachePlugin(store: MemoryStore())],
+            agent: NetworkAgent(transport: TestTransport.make())
+        )
+        let endpoint = CacheEndpoint(baseURL: server.baseURL, path: "/r")
+        let miss = try #require(try await provider.request(endpoint: endpoint).response as? HTTPURLResponse)
+        #expect(CacheStatus(response: miss) == .miss)
+        let timings = try #require(miss.transferTimings, "the cache's network answer lost the transfer's timings")
+        let firstByte = try #require(timings.firstByte)
+        let total = try #require(timings.total)
+        #expect(firstByte >= delay, "first byte after \(firstByte), before the server's \(delay) delay")
+        #expect(firstByte <= total)
+        #expect(timings.connect != nil)
+        let hit = try #require(try await provider.request(endpoint: endpoint).response as? HTTPURLResponse)
+        #expect(CacheStatus(response: hit) == .hit)
+        #expect(hit.transferTimings == nil)
+        #expect(server.requestCount == 1)
+    }
+}

@@ -151,10 +151,15 @@ struct HTTPBinTests {
     }
 
     @Test func aSlowAnswerHitsASubSecondDeadline() async throws {
+        let started = ContinuousClock.now
         let error = await #expect(throws: NetworkAgentError.self) {
-            try await call(PeerEndpoint(baseURL: base, path: "/delay/3", timeout: .seconds(1)))
+            try await call(PeerEndpoint(baseURL: base, path: "/delay/3", timeout: .milliseconds(300)))
         }
+        let elapsed = started.duration(to: .now)
         #expect(error?.code == .timedOut)
+        // The 300 ms deadline, not whole seconds (a rounded or idle timeout) nor httpbin's 3 s.
+        #expect(elapsed >= .milliseconds(250), "timed out after \(elapsed), before the 300 ms deadline")
+        #expect(elapsed < .milliseconds(1500), "timed out after \(elapsed) for a 300 ms deadline")
     }
 
     /// Each path, the flag httpbin sets in the JSON it compresses, and its `Content-Encoding`. Without the gzip

@@ -55,19 +55,26 @@ final class PrivateRedis {
         return await eventually(within: .seconds(10)) { accepts() }
     }
 
-    /// SIGKILL: no goodbye to the clients. Returns once the port is closed.
-    func kill() async {
-        guard let process, process.isRunning else { return }
-        signalKill(process.processIdentifier)
-        _ = await eventually(within: .seconds(10)) { !process.isRunning && !accepts() }
-        self.process = nil
+    /// SIGKILL: no goodbye to the clients. Returns once the process is gone and its port closed.
+    ///
+    /// - Returns: Whether the signal was delivered, the process ended and nothing accepts on the port any more.
+    func kill() async -> Bool {
+        guard let process, process.isRunning else { return false }
+        guard signalKill(process.processIdentifier) else { return false }
+        let gone = await eventually(within: .seconds(10)) { !process.isRunning && !accepts() }
+        if gone { self.process = nil }
+        return gone
     }
 
-    private func signalKill(_ pid: Int32) {
+    /// Sends SIGKILL; `true` when it was delivered.
+    @discardableResult
+    private func signalKill(_ pid: Int32) -> Bool {
         #if canImport(Glibc)
-        _ = Glibc.kill(pid, SIGKILL)
+        return Glibc.kill(pid, SIGKILL) == 0
         #elseif canImport(Darwin)
-        _ = Darwin.kill(pid, SIGKILL)
+        return Darwin.kill(pid, SIGKILL) == 0
+        #else
+        return false
         #endif
     }
 
@@ -110,8 +117,9 @@ struct RedisRestartTests {
             .text("item \(request.path)", headers: [("Date", httpDate(Date())), ("Cache-Control", "max-age=300")])
         }
         defer { origin.stop() }
+        let cache = DiskCachePlugin(store: store)
         let provider = NetworkAgentProvider<CacheEndpoint>(
-            plugins: [DiskCachePlugin(store: store)],
+            plugins: [cache],
             agent: TestTransport.agent()
         )
         let failures = Locked<[String]>([])
@@ -152,10 +160,22 @@ struct RedisRestartTests {
                 }
             }
         }
-        #expect(await eventually { statuses.withLock { $0.count } > 40 })
-        await redis.kill()
+        // Each loop cycles through eight paths: once each has been stored, with Redis up, they are hits.
+        #expect(await eventually { statuses.withLock { $0.count > 64 && $0.suffix(16).allSatisfy { $0 == .hit } } })
+        try #require(await redis.kill(), "redis-server (port \(redis.port)) did not die")
         let countAtKill = statuses.withLock { $0.count }
+        let originAtKill = origin.requestCount
+        let errorsAtKill = cache.stats.errors
         #expect(await eventually { statuses.withLock { $0.count } > countAtKill + 40 })
+        // While Redis is down nothing can be served from it: the same paths are misses again, each one fetched from
+        // the origin, and the plugin reports the store's failures (`cache.error`). The first few answers may have
+        // been looked up just before the kill; the rest came after it.
+        let whileDown = statuses.withLock { Array($0[(countAtKill + 8)...]) }
+        let originWhileDown = origin.requestCount - originAtKill
+        #expect(whileDown.count > 30)
+        #expect(whileDown.allSatisfy { $0 == .miss }, "\(whileDown.filter { $0 != .miss })")
+        #expect(originWhileDown >= whileDown.count, "\(originWhileDown) origin requests for \(whileDown.count) answers")
+        #expect(cache.stats.errors > errorsAtKill)
         try #require(try await redis.start(), "redis-server did not restart on port \(redis.port)")
         // Once the store has reconnected, what is stored again is served again.
         var hitAfterRestart = false

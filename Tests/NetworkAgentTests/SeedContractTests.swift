@@ -1,8 +1,10 @@
-// The seed README's examples, kept as written there (only `baseURL` points at a loopback server, and the print
-// calls go to a log), compiled against the core and run over real HTTP.
+// The seed README's examples, kept as written there (only `baseURL` points at a loopback server, the print calls go
+// to a log, and each provider is given the agent of this run's transport), compiled against the core and run over
+// real HTTP.
 import Foundation
 import NetworkAgent
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import Synchronization
 import Testing
 
@@ -251,7 +253,7 @@ func booksServer() throws -> LoopbackServer {
     @Test func quickStartShape() async throws {
         let server = try booksServer()
         try await SeedServer.$baseURL.withValue(server.baseURL.appendingPathComponent("api")) {
-            let provider = NetworkAgentProvider<Api>()
+            let provider = NetworkAgentProvider<Api>(agent: TestTransport.agent())
             let (data, response) = try await provider.request(endpoint: .login(email: "a@b.c", password: "pw"))
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             #expect(try JSONDecoder().decode(Session.self, from: data).token == "t1")
@@ -267,11 +269,14 @@ func booksServer() throws -> LoopbackServer {
         try await SeedServer.$baseURL.withValue(server.baseURL.appendingPathComponent("api")) {
             let tokenStore = TokenStore()
             await tokenStore.update("t1")
-            let provider = NetworkAgentProvider<Api>(plugins: [
-                AuthHeaderInjector(token: { await tokenStore.accessToken }),
-                AgentLogger(),
-                TokenRefresher(store: tokenStore),
-            ])
+            let provider = NetworkAgentProvider<Api>(
+                plugins: [
+                    AuthHeaderInjector(token: { await tokenStore.accessToken }),
+                    AgentLogger(),
+                    TokenRefresher(store: tokenStore),
+                ],
+                agent: TestTransport.agent()
+            )
             let repository = BooksRepository(provider: provider)
             let books = try await repository.books(query: ["limit": 2, "offset": 0])
             #expect(books == [Book(id: 1, title: "Book 1"), Book(id: 2, title: "Book 2")])
@@ -292,10 +297,13 @@ func booksServer() throws -> LoopbackServer {
         let server = try booksServer()
         try await SeedServer.$baseURL.withValue(server.baseURL.appendingPathComponent("api")) {
             let tokenStore = TokenStore()
-            let provider = NetworkAgentProvider<Api>(plugins: [
-                AuthHeaderInjector(token: { await tokenStore.accessToken }),
-                SeedTokenRefresher(store: tokenStore),
-            ])
+            let provider = NetworkAgentProvider<Api>(
+                plugins: [
+                    AuthHeaderInjector(token: { await tokenStore.accessToken }),
+                    SeedTokenRefresher(store: tokenStore),
+                ],
+                agent: TestTransport.agent()
+            )
             let (_, response) = try await provider.request(endpoint: .book(id: 1))
             #expect(await tokenStore.accessToken == "t2")
             #expect(server.requests.map(\.path) == ["/api/books/1", "/api/refresh", "/api/books/1"])
@@ -307,7 +315,7 @@ func booksServer() throws -> LoopbackServer {
     @Test func multipartUpload() async throws {
         let server = try booksServer()
         try await SeedServer.$baseURL.withValue(server.baseURL.appendingPathComponent("api")) {
-            let (data, response) = try await NetworkAgentProvider<Api>().request(
+            let (data, response) = try await NetworkAgentProvider<Api>(agent: TestTransport.agent()).request(
                 endpoint: .uploadAvatar(Data([1, 2, 3]))
             )
             let contentType = String(decoding: data, as: UTF8.self)

@@ -71,14 +71,22 @@ struct TransportLimitTests {
 
     @Test("17.11 an infinite or huge timeoutInterval means no deadline", arguments: [.infinity, 1e11, 1e300])
     func hugeTimeoutIntervalMeansNoDeadline(interval: TimeInterval) async throws {
-        let server = try Self.okServer()
+        // The server answers after 1.5 s: an interval that overflowed or was clamped into a short deadline (a
+        // second or less, libcurl's whole-second idle timeout included) fails here instead of passing unnoticed.
+        let answerDelay = Duration.milliseconds(1500)
+        let server = try LoopbackServer { _ in ServerResponse(body: .data(Data("ok".utf8)), delay: answerDelay) }
         let transport = TestTransport.make()
-        let (data, response) = try await transport.send(Self.request(server, timeoutInterval: interval))
+        let started = ContinuousClock.now
+        // Buffered and streamed at once, so the test waits for the delay once.
+        async let sent = transport.send(Self.request(server, timeoutInterval: interval))
+        async let streamed = transport.stream(Self.request(server, timeoutInterval: interval))
+        let (data, response) = try await sent
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(String(decoding: data, as: UTF8.self) == "ok")
-        let opened = try await transport.stream(Self.request(server, timeoutInterval: interval))
+        let opened = try await streamed
         #expect(opened.statusCode == 200)
         #expect(String(decoding: try await Self.collect(opened.body), as: UTF8.self) == "ok")
+        #expect(started.duration(to: .now) >= answerDelay, "the server answered before its delay")
         #expect(await eventually { (TestTransport.activeTransfers(of: transport) ?? 0) == 0 })
     }
 
@@ -161,9 +169,15 @@ struct TransportLimitTests {
 
     @Test("17.12 a streamed body delivers what came before the limit, then fails with responseTooLarge")
     func streamCrossingTheLimitFails() async throws {
+        // Half the limit, then four times it twice, a second apart: the first piece is what came before the limit,
+        // the second crosses it, and the third is still to come when the transport must give up (a transfer that
+        // libcurl already read to its end would rightly keep its connection). Without a limit the whole body
+        // arrives and the test fails, not hangs.
+        let first = Data(repeating: 0x61, count: Self.limit / 2)
         let piece = Data(repeating: 0x62, count: 4 * Self.limit)
-        // One second between the pieces: without a limit the whole body arrives and the test fails, not hangs.
-        let server = try LoopbackServer { _ in ServerResponse(body: .chunked([piece, piece], interval: .seconds(1))) }
+        let server = try LoopbackServer { _ in
+            ServerResponse(body: .chunked([first, piece, piece], interval: .seconds(1)))
+        }
         let provider = NetworkAgentProvider<LimitEndpoint>(
             agent: NetworkAgent(
                 transport: TestTransport.make(),
@@ -178,7 +192,9 @@ struct TransportLimitTests {
             for try await chunk in stream.body { received.withLock { $0 += chunk.count } }
         }
         #expect(error?.code == .responseTooLarge)
-        #expect(received.withLock { $0 } <= Self.limit)
+        // Every byte of the first piece was delivered (and of the second, only what fits under the limit).
+        let delivered = received.withLock { $0 }
+        #expect(delivered >= first.count && delivered <= Self.limit, "\(delivered) bytes delivered")
         #expect(await eventually { server.openConnectionCount == 0 })
     }
 

@@ -137,10 +137,16 @@ extension HTTPURLResponse {
         _ = try await send(endpoint(server, "/fast"))
         let (data, _) = try await send(endpoint(server, "/fast", timeout: .milliseconds(900)))
         #expect(String(decoding: data, as: UTF8.self) == "fast")
+        let started = ContinuousClock.now
         let error = await #expect(throws: NetworkAgentError.self) {
             try await send(endpoint(server, "/slow", timeout: .milliseconds(300)))
         }
+        let elapsed = started.duration(to: .now)
         #expect(error?.code == .timedOut)
+        // The 300 ms deadline itself: not before it, and not the whole seconds of libcurl's idle timeout (which
+        // URLSessionTransport keeps at least a second past the deadline) nor the server's 3 s.
+        #expect(elapsed >= .milliseconds(250), "timed out after \(elapsed), before the 300 ms deadline")
+        #expect(elapsed < .milliseconds(1500), "timed out after \(elapsed) for a 300 ms deadline")
     }
 
     @Test func theWholeRequestHasADeadlineNotJustIdleTime() async throws {

@@ -49,18 +49,30 @@ import FoundationNetworking
         }
         let hook = HookCounter()
         let original = AuthToken(credential: .bearer("t0"), refreshToken: "r0")
-        // Room in the loop guard for up to three failed refreshes (below) and the one that then succeeds: with the
-        // default of three, a run where each 401 started its own refresh had the last one refused
-        // (`refresh_limit_reached`), as the guard should.
+        let call = server.refreshCall(
+            timeout: failure == .timeout ? .seconds(1) : nil,
+            base: { target.withLock { $0 } }
+        )
+        // The first refresh starts once the three rejected requests all wait for it, so that they share it however
+        // fast it fails; the later ones start at once.
+        let shared = Locked<TokenRefresher?>(nil)
         let refresher = TokenRefresher(
             token: original,
-            maximumRefreshes: 4,
             onSessionExpired: hook.hook,
-            refresh: server.refreshCall(
-                timeout: failure == .timeout ? .seconds(1) : nil,
-                base: { target.withLock { $0 } }
-            )
+            refresh: { agent, current in
+                let first = shared.withLock { value -> TokenRefresher? in
+                    defer { value = nil }
+                    return value
+                }
+                if let first {
+                    _ = try await waitUntil { await first.waitingCount >= 3 }
+                }
+                return try await call(agent, current)
+            }
         )
+        shared.withLock { $0 = refresher }
+        // The default loop guard: a failed refresh issued no token, so it is no step of a refresh loop.
+        #expect(await refresher.maximumRefreshes == TokenRefresher.defaultMaximumRefreshes)
         let provider = NetworkAgentProvider<ApiEndpoint>(
             plugins: [.tokenRefresh(refresher), StartLine(3)],
             agent: TestTransport.agent()
@@ -68,14 +80,20 @@ import FoundationNetworking
         let endpoint = ApiEndpoint(baseURL: server.baseURL)
         let log = EventRecorder()
 
-        let errors = await log.observing { await provider.concurrentErrors(3, endpoint: endpoint) }
-
-        // Every waiter fails with the refresh's own transport error, one the retry plugin retries. The three 401s
-        // usually share one refresh; a 401 that arrives after a fast failure (a refused connection, a 503) starts
-        // its own, as it should now that the session is kept — so one to three refreshes, none more.
-        let started = log.events(named: "refresh_started").count
-        #expect((1...3).contains(started))
+        var errors = await log.observing { await provider.concurrentErrors(3, endpoint: endpoint) }
+        // The three 401s shared one refresh.
+        #expect(log.events(named: "refresh_started").count == 1)
         #expect(errors.count == 3)
+        // The token endpoint stays down for as many more rejected requests as the default guard allows refreshes:
+        // each refreshes again, and fails the same way. None is refused by the loop guard.
+        for _ in 0..<TokenRefresher.defaultMaximumRefreshes {
+            errors += await log.observing { await provider.concurrentErrors(1, endpoint: endpoint) }
+        }
+        let started = log.events(named: "refresh_started").count
+        #expect(started == 1 + TokenRefresher.defaultMaximumRefreshes)
+        #expect(log.events(named: "refresh_limit_reached").isEmpty)
+
+        // Every waiter fails with the refresh's own transport error, one the retry plugin retries.
         for error in errors {
             let agentError = try #require(error as? NetworkAgentError, "\(String(describing: error))")
             #expect(Self.isRetriedByDefault(agentError), "\(agentError)")
@@ -104,14 +122,47 @@ import FoundationNetworking
         server.releaseRefresh()
         server.update { $0.refreshAnswer = nil }
         target.withLock { $0 = server.baseURL }
-        // The test server still answers the refresh that timed out, issuing (and invalidating) a token nobody got.
-        if failure == .timeout { #expect(try await waitUntil { server.issued == 1 }) }
+        // The test server still answers the refreshes that timed out, issuing (and invalidating) tokens nobody got.
+        if failure == .timeout { #expect(try await waitUntil { server.issued == started }) }
         let issued = server.issued + 1
         let (data, response) = try await provider.request(endpoint: endpoint)
         #expect(response.status == 200)
         #expect(String(decoding: data, as: UTF8.self) == "ok /data t\(issued)")
         #expect(await refresher.token?.refreshToken == "r\(issued)")
         #expect(hook.calls.isEmpty)
+    }
+
+    @Test("17.7 the default loop guard still stops a server that rejects every fresh token")
+    func theDefaultLoopGuardStopsARefreshLoop() async throws {
+        let server = try TokenServer(valid: [])
+        defer { server.stop() }
+        let refresher = TokenRefresher(
+            token: AuthToken(credential: .bearer("t0"), refreshToken: "r0"),
+            refresh: server.refreshCall()
+        )
+        let provider = NetworkAgentProvider<ApiEndpoint>(
+            plugins: [.tokenRefresh(refresher)],
+            agent: TestTransport.agent()
+        )
+        let endpoint = ApiEndpoint(baseURL: server.baseURL)
+        // The token endpoint fails twice first: those refreshes issue nothing and leave the guard whole.
+        server.update { $0.refreshAnswer = (503, #"{"error":"temporarily_unavailable"}"#) }
+        for _ in 0..<2 {
+            await #expect(throws: NetworkAgentError.self) { try await provider.request(endpoint: endpoint) }
+        }
+        // Then it issues tokens the API rejects at once: refreshed, retried, rejected again, until the default limit.
+        server.update {
+            $0.refreshAnswer = nil
+            $0.rejectsEverything = true
+        }
+        for _ in 0..<TokenRefresher.defaultMaximumRefreshes {
+            let (_, response) = try await provider.request(endpoint: endpoint)
+            #expect(response.status == 401)
+        }
+        let error = await #expect(throws: TokenRefresher.Error.self) { try await provider.request(endpoint: endpoint) }
+        #expect(error?.code == .refreshLimitReached)
+        #expect(server.refreshCalls == 2 + TokenRefresher.defaultMaximumRefreshes)
+        #expect(await !refresher.isSessionExpired)
     }
 
     /// A definitive rejection of the refresh.
