@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
+import NetworkAgentTestServer
 import NetworkAgentTestSupport
 import Testing
 
