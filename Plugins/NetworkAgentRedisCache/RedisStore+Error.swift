@@ -9,7 +9,7 @@ extension RedisStore {
         /// What kind of failure this is.
         public struct Code: Hashable, Sendable, CustomStringConvertible {
             private enum Base: String, Sendable {
-                case invalidURL, tlsUnsupported, connectionFailed, commandFailed
+                case invalidURL, tlsUnsupported, connectionFailed, commandFailed, shutDown
             }
             private let base: Base
 
@@ -22,6 +22,8 @@ extension RedisStore {
             public static let connectionFailed = Code(base: .connectionFailed)
             /// A command failed: an I/O error or timeout, or an error reply.
             public static let commandFailed = Code(base: .commandFailed)
+            /// The store was closed (it was dropped): it sends nothing more.
+            public static let shutDown = Code(base: .shutDown)
 
             /// A short, stable name safe as a metrics label, e.g. `tls_unsupported`.
             public var description: String {
@@ -30,6 +32,7 @@ extension RedisStore {
                 case .tlsUnsupported: "tls_unsupported"
                 case .connectionFailed: "connection_failed"
                 case .commandFailed: "command_failed"
+                case .shutDown: "shut_down"
                 }
             }
         }

@@ -55,8 +55,9 @@ public final class RedisStore: SharedResponseStore {
     public init(configuration: Configuration) throws(RedisStore.Error) {
         let endpoint = try RedisEndpoint(url: configuration.url)
         self.configuration = configuration
+        let circuit = RedisCircuit()
         self.connections = (0..<max(1, configuration.connectionCount)).map { _ in
-            RedisConnection(endpoint: endpoint, configuration: configuration)
+            RedisConnection(endpoint: endpoint, configuration: configuration, circuit: circuit)
         }
         self.entryPrefix = configuration.keyPrefix + ":e:"
         self.entryPrefixData = Data(entryPrefix.utf8)
