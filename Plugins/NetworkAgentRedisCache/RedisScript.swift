@@ -20,8 +20,14 @@ enum RedisScript: Int, CaseIterable, Sendable {
     case remove
     /// KEYS[1] the URL set; ARGV[1] the entry-key prefix. Removes every entry of every variant set it lists.
     case removeURL
+    /// KEYS[1] the lock; ARGV[1] a new holder's token, ARGV[2] the lease in ms. Takes the lock with `SET NX PX`
+    /// (after deleting a key of another type); returns 1 when taken, 0 when another holder has it.
+    case claim
     /// KEYS[1] the lock; ARGV[1] the holder's token. Deletes the lock only if that holder still has it.
     case release
+    /// KEYS[1] the lock; ARGV[1] the holder's token, ARGV[2] the lease in ms. Extends the lock only if that holder
+    /// still has it; returns 1 then, else 0.
+    case renew
 
     /// Lua shared by the scripts: `expect(key, type)` deletes a key of another type and says whether the key is
     /// there with the expected type; `members(key)` is a set's members (none for a key of another type, deleted).
@@ -89,6 +95,19 @@ enum RedisScript: Int, CaseIterable, Sendable {
             """
             if expect(KEYS[1], 'string') and redis.call('GET', KEYS[1]) == ARGV[1] then
               return redis.call('DEL', KEYS[1])
+            end
+            return 0
+            """
+        case .claim:
+            """
+            expect(KEYS[1], 'string')
+            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+            return 0
+            """
+        case .renew:
+            """
+            if expect(KEYS[1], 'string') and redis.call('GET', KEYS[1]) == ARGV[1] then
+              return redis.call('PEXPIRE', KEYS[1], ARGV[2])
             end
             return 0
             """

@@ -27,11 +27,14 @@ import NetworkAgentDiskCache
 /// - **Variants**: a small set per resource and user (`<prefix>:v:<primary key>`), read with its entries in one
 ///   script call, so a hit is one round trip.
 /// - **Revalidation coalescing**: a stale entry is revalidated by the one process that takes its lock
-///   (`SET <prefix>:l:<identifier> NX PX`); the others serve it stale within `stale-while-revalidate`, or wait up to
-///   ``Configuration/revalidationWaitLimit`` for the entry it stores.
+///   (`SET <prefix>:l:<identifier> NX PX`), a lease of ``Configuration/commandTimeout`` its holder renews; the others
+///   serve it stale within `stale-while-revalidate`, or wait up to ``Configuration/revalidationWaitLimit`` for the
+///   entry it stores, taking the lock over if it is released or lapses first.
 /// - **Never on the failure path**: a Redis that is down, slow (past ``Configuration/commandTimeout``) or answers
-///   garbage makes the cache miss and report a `cache.error` event; the request goes to the origin. Connections
-///   come back with backoff when Redis does.
+///   garbage makes the cache miss and report a `cache.error` event; the request goes to the origin. A store problem
+///   adds at most one command timeout to a request: every call is bounded by it, and the first failure marks the
+///   store down, so that later calls fail at once while its threads probe Redis in the background. Replies
+///   announcing absurd arrays are refused, and keys of the wrong type are deleted or overwritten.
 /// - **Threads**: each connection has its own thread running hiredis's blocking calls and pipelining the commands
 ///   queued meanwhile; the plugin's calls suspend and never block Swift's cooperative pool. The synchronous
 ///   ``/NetworkAgentDiskCache/ResponseStore`` methods block their caller: they are for scripts and tests.
@@ -42,8 +45,8 @@ public final class RedisStore: SharedResponseStore {
     public let configuration: Configuration
     private let connections: [RedisConnection]
     private let nextConnection = Locked(0)
-    /// The tokens of this process's revalidation locks, by entry identifier.
-    private let claims = Locked([String: String]())
+    /// This process's revalidation locks, by entry identifier.
+    private let claims = Locked([String: Claim]())
     private let entryPrefix: String
     private let entryPrefixData: Data
 
@@ -74,6 +77,7 @@ public final class RedisStore: SharedResponseStore {
     }
 
     deinit {
+        for claim in claims.withLock({ Array($0.values) }) { claim.renewal.cancel() }
         for connection in connections { connection.close() }
     }
 
@@ -127,7 +131,12 @@ public final class RedisStore: SharedResponseStore {
         return 0
     }
 
-    /// Takes the entry's revalidation lock for ``Configuration/revalidationLockDuration``, with `SET NX PX`.
+    /// Takes the entry's revalidation lock, as a lease the holder renews until it releases it.
+    ///
+    /// The lock (`<prefix>:l:<identifier>`) lives ``Configuration/commandTimeout`` at a time; while this store holds
+    /// it, a task renews it every third of that, for at most ``Configuration/revalidationLockDuration``. A holder
+    /// that is gone (crashed, dropped, or cut off from Redis when it releases) stops renewing, so its lock ends
+    /// within one command timeout and the processes waiting on it take over.
     ///
     /// - Parameter key: The key of the stale entry.
     /// - Returns: `true` when this caller holds the lock now, or Redis could not be asked (no request waits on a
@@ -135,32 +144,69 @@ public final class RedisStore: SharedResponseStore {
     public func claimRevalidation(of key: CacheKey) async -> Bool {
         let identifier = key.identifier
         let token = UUID().uuidString
-        let milliseconds = max(1, configuration.revalidationLockDuration.roundedMilliseconds)
-        let reply = await connection().command([
-            Data("SET".utf8), Data(lockKey(identifier).utf8), Data(token.utf8), Data("NX".utf8), Data("PX".utf8),
-            Data("\(milliseconds)".utf8),
-        ])
-        switch reply {
-        case .success(.status):
-            claims.withLock { $0[identifier] = token }
-            return true
-        case .success(.null):
-            return false
-        default:
-            return true
-        }
+        let lock = Data(lockKey(identifier).utf8)
+        let lease = Data("\(leaseMilliseconds)".utf8)
+        let connection = connection()
+        let reply = await connection.command([Data("1".utf8), lock, Data(token.utf8), lease], script: .claim)
+        guard case .success(.integer(let taken)) = reply else { return true }
+        guard taken == 1 else { return false }
+        let renewal = Self.renew(
+            lock: lock,
+            token: Data(token.utf8),
+            lease: lease,
+            every: configuration.commandTimeout / 3,
+            upTo: configuration.revalidationLockDuration,
+            on: connection
+        )
+        let replaced = claims.withLock { $0.updateValue(Claim(token: token, renewal: renewal), forKey: identifier) }
+        replaced?.renewal.cancel()
+        return true
     }
 
-    /// Releases a lock taken by ``claimRevalidation(of:)``, if this store still holds it.
+    /// Releases a lock taken by ``claimRevalidation(of:)``, if this store still holds it. If Redis cannot be asked,
+    /// the lock is no longer renewed and ends within one command timeout.
     ///
     /// - Parameter key: The key given to ``claimRevalidation(of:)``.
     public func releaseRevalidation(of key: CacheKey) async {
         let identifier = key.identifier
-        guard let token = claims.withLock({ $0.removeValue(forKey: identifier) }) else { return }
+        guard let claim = claims.withLock({ $0.removeValue(forKey: identifier) }) else { return }
+        claim.renewal.cancel()
         _ = await connection().command(
-            [Data("1".utf8), Data(lockKey(identifier).utf8), Data(token.utf8)],
+            [Data("1".utf8), Data(lockKey(identifier).utf8), Data(claim.token.utf8)],
             script: .release
         )
+    }
+
+    /// A lock's lease in milliseconds: the command timeout.
+    private var leaseMilliseconds: Int64 { max(1, configuration.commandTimeout.roundedMilliseconds) }
+
+    /// Renews a lock every `interval` while it is held, for at most `limit`; ends when the holder lost it, or the
+    /// store was shut down.
+    private static func renew(
+        lock: Data,
+        token: Data,
+        lease: Data,
+        every interval: Duration,
+        upTo limit: Duration,
+        on connection: RedisConnection
+    ) -> Task<Void, Never> {
+        Task {
+            let clock = ContinuousClock()
+            let end = clock.now + limit
+            while clock.now + interval < end {
+                do {
+                    try await Task.sleep(for: interval)
+                } catch {
+                    return
+                }
+                let reply = await connection.command([Data("1".utf8), lock, token, lease], script: .renew)
+                switch reply {
+                case .success(.integer(0)): return
+                case .failure(let error) where error.code == .shutDown: return
+                default: continue
+                }
+            }
+        }
     }
 
     /// See ``Configuration/revalidationWaitLimit``.
@@ -252,10 +298,21 @@ public final class RedisStore: SharedResponseStore {
         try? await connection().command(arguments).get()
     }
 
+    /// Sends one command as is, on one of the store's connections: the reply, or why there is none.
+    package func rawResult(_ arguments: [Data]) async -> Result<RedisReply, RedisStore.Error> {
+        await connection().command(arguments)
+    }
+
     /// The Redis key an entry is stored under.
     package func redisKey(for key: CacheKey) -> String { entryPrefix + key.identifier }
 
     // MARK: Commands
+
+    /// A revalidation lock this store holds: its token, and the task renewing its lease.
+    private struct Claim: Sendable {
+        let token: String
+        let renewal: Task<Void, Never>
+    }
 
     private func connection() -> RedisConnection {
         guard connections.count > 1 else { return connections[0] }
@@ -305,14 +362,11 @@ public final class RedisStore: SharedResponseStore {
     private func decodeVariants(
         _ reply: Result<RedisReply, RedisStore.Error>,
         primaryKey: String
-    ) throws(DiskCachePlugin.Error) -> [CachedEntry] {
+    ) throws -> [CachedEntry] {
         let items: [RedisReply]
         switch reply {
         case .failure(let error):
-            throw DiskCachePlugin.Error(
-                error.code == .connectionFailed ? .unavailable : .io,
-                "Redis: \(error.message)"
-            )
+            throw Self.cacheError(error)
         case .success(.array(let array)):
             items = array
         case .success(.error(let message)):
@@ -358,17 +412,24 @@ public final class RedisStore: SharedResponseStore {
     }
 
     /// Throws unless a write script answered 1.
-    private static func check(_ reply: Result<RedisReply, RedisStore.Error>) throws(DiskCachePlugin.Error) {
+    private static func check(_ reply: Result<RedisReply, RedisStore.Error>) throws {
         switch reply {
         case .success(.integer(1)):
             return
         case .failure(let error):
-            throw DiskCachePlugin.Error(error.code == .connectionFailed ? .unavailable : .io, "Redis: \(error.message)")
+            throw cacheError(error)
         case .success(.error(let message)):
             throw DiskCachePlugin.Error(.io, "Redis: \(message)")
         case .success:
             throw DiskCachePlugin.Error(.io, "Redis: unexpected reply to a write")
         }
+    }
+
+    /// What a failed command throws: the store's own ``Error/Code/shutDown`` once it is closed, otherwise the
+    /// cache's `unavailable` (Redis cannot be reached or is known to be down) or `io`.
+    private static func cacheError(_ error: RedisStore.Error) -> any Swift.Error {
+        if error.code == .shutDown { return error }
+        return DiskCachePlugin.Error(error.code == .connectionFailed ? .unavailable : .io, "Redis: \(error.message)")
     }
 
     /// A key prefix with the glob characters of `SCAN … MATCH` escaped.
