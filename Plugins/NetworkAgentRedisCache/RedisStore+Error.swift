@@ -1,8 +1,9 @@
 extension RedisStore {
     /// The one error type of NetworkAgentRedisCache.
     ///
-    /// Only configuration errors reach a caller, from creating a ``RedisStore`` (``Code/invalidURL``,
-    /// ``Code/tlsUnsupported``). Failures while serving requests never do: the cache misses and reports a
+    /// Configuration errors reach a caller from creating a ``RedisStore`` (``Code/invalidURL``,
+    /// ``Code/tlsUnsupported``), and ``Code/shutDown`` from a store's throwing methods after
+    /// ``RedisStore/shutdown()``. Failures while serving requests never do: the cache misses and reports a
     /// `cache.error` event whose `reason` is a `DiskCachePlugin.Error` code. Compare ``code`` with the static codes;
     /// new codes may be added.
     public struct Error: Swift.Error, Sendable, CustomStringConvertible {
@@ -22,7 +23,7 @@ extension RedisStore {
             public static let connectionFailed = Code(base: .connectionFailed)
             /// A command failed: an I/O error or timeout, or an error reply.
             public static let commandFailed = Code(base: .commandFailed)
-            /// The store was closed (it was dropped): it sends nothing more.
+            /// The store was shut down (``RedisStore/shutdown()``, or dropped): it sends nothing more.
             public static let shutDown = Code(base: .shutDown)
 
             /// A short, stable name safe as a metrics label, e.g. `tls_unsupported`.

@@ -39,6 +39,8 @@ import NetworkAgentDiskCache
 ///   queued meanwhile; the plugin's calls suspend and never block Swift's cooperative pool. The synchronous
 ///   ``/NetworkAgentDiskCache/ResponseStore`` methods block their caller: they are for scripts and tests.
 ///
+/// Call ``shutdown()`` when done with a store: it closes the connections and stops their threads.
+///
 /// TLS (`rediss://`) is not available: hiredis 0.14, as Debian ships it, has none (see ``Error/Code/tlsUnsupported``).
 public final class RedisStore: SharedResponseStore {
     /// How the store reaches Redis and what it keeps there.
@@ -47,6 +49,8 @@ public final class RedisStore: SharedResponseStore {
     private let nextConnection = Locked(0)
     /// This process's revalidation locks, by entry identifier.
     private let claims = Locked([String: Claim]())
+    /// Whether ``shutdown()`` was called.
+    private let isShutDown = Locked(false)
     private let entryPrefix: String
     private let entryPrefixData: Data
 
@@ -77,9 +81,39 @@ public final class RedisStore: SharedResponseStore {
     }
 
     deinit {
+        let shutDown = isShutDown.withLock { $0 }
         for claim in claims.withLock({ Array($0.values) }) { claim.renewal.cancel() }
         for connection in connections { connection.close() }
+        #if DEBUG
+        if !shutDown {
+            FileHandle.standardError.write(
+                Data(
+                    ("RedisStore (\(configuration.keyPrefix)) was deallocated without shutdown(): its connection "
+                        + "threads stop now, and queued commands fail. Call `await store.shutdown()` when done.\n")
+                        .utf8
+                )
+            )
+        }
+        #endif
     }
+
+    /// Ends the store: commands being sent finish, queued ones and every later one fail with
+    /// ``Error/Code/shutDown`` (a cache on the store then misses), revalidation claims stop being renewed, and
+    /// returns once every connection is closed and its thread has exited. Calling it again does nothing more.
+    ///
+    /// A store dropped without it still closes its connections (and says so on the standard error of a debug
+    /// build).
+    public func shutdown() async {
+        isShutDown.withLock { $0 = true }
+        for claim in claims.withLock({ Array($0.values) }) { claim.renewal.cancel() }
+        for connection in connections { await connection.closeAndWait() }
+    }
+
+    /// Whether every connection's thread has exited (after ``shutdown()``).
+    package var hasStopped: Bool { connections.allSatisfy(\.isFinished) }
+
+    /// The store's connections, for tests that watch their threads outlive the store.
+    var connectionThreads: [RedisConnection] { connections }
 
     // MARK: SharedResponseStore
 
@@ -88,7 +122,8 @@ public final class RedisStore: SharedResponseStore {
     /// - Parameter primaryKey: A `CacheKey.primary` value.
     /// - Returns: The entries that decode; a corrupt value is left out, deleted and reported.
     /// - Throws: `DiskCachePlugin.Error` (``/NetworkAgentDiskCache/DiskCachePlugin/Error/Code/unavailable`` or
-    ///   ``/NetworkAgentDiskCache/DiskCachePlugin/Error/Code/io``) when Redis could not answer.
+    ///   ``/NetworkAgentDiskCache/DiskCachePlugin/Error/Code/io``) when Redis could not answer; ``Error`` with
+    ///   ``Error/Code/shutDown`` after ``shutdown()``.
     public func storedVariants(forPrimaryKey primaryKey: String) async throws -> [CachedEntry] {
         let reply = await connection().command(readArguments(primaryKey), script: .read)
         return try decodeVariants(reply, primaryKey: primaryKey)
@@ -102,7 +137,8 @@ public final class RedisStore: SharedResponseStore {
     ///   - entry: The entry.
     ///   - retention: How long the entry can be useful.
     /// - Returns: An empty usage: Redis evicts by itself and does not say what.
-    /// - Throws: `DiskCachePlugin.Error` when Redis did not store it.
+    /// - Throws: `DiskCachePlugin.Error` when Redis did not store it; ``Error`` with ``Error/Code/shutDown`` after
+    ///   ``shutdown()``.
     @discardableResult
     public func store(_ entry: CachedEntry, retention: EntryRetention) async throws -> ResponseStoreUsage {
         guard let arguments = writeArguments(entry, retention: retention) else {
@@ -227,7 +263,8 @@ public final class RedisStore: SharedResponseStore {
     ///
     /// - Parameter key: The entry's key.
     /// - Returns: The entry, or `nil` when none is stored (or it was corrupt, and has been deleted).
-    /// - Throws: `DiskCachePlugin.Error` when Redis could not answer.
+    /// - Throws: `DiskCachePlugin.Error` when Redis could not answer; ``Error`` with ``Error/Code/shutDown`` after
+    ///   ``shutdown()``.
     public func entry(for key: CacheKey) throws -> CachedEntry? {
         let reply = connection().blockingCommand(readArguments(key.primary), script: .read)
         return try decodeVariants(reply, primaryKey: key.primary).first { $0.key == key }
@@ -239,7 +276,8 @@ public final class RedisStore: SharedResponseStore {
     ///
     /// - Parameter entry: The entry.
     /// - Returns: An empty usage.
-    /// - Throws: `DiskCachePlugin.Error` when Redis did not store it.
+    /// - Throws: `DiskCachePlugin.Error` when Redis did not store it; ``Error`` with ``Error/Code/shutDown`` after
+    ///   ``shutdown()``.
     @discardableResult
     public func store(_ entry: CachedEntry) throws -> ResponseStoreUsage {
         let keep = max(.seconds(60), configuration.validatorKeepPeriod)
@@ -425,7 +463,7 @@ public final class RedisStore: SharedResponseStore {
         }
     }
 
-    /// What a failed command throws: the store's own ``Error/Code/shutDown`` once it is closed, otherwise the
+    /// What a failed command throws: the store's own ``Error/Code/shutDown`` after ``shutdown()``, otherwise the
     /// cache's `unavailable` (Redis cannot be reached or is known to be down) or `io`.
     private static func cacheError(_ error: RedisStore.Error) -> any Swift.Error {
         if error.code == .shutDown { return error }
