@@ -14,23 +14,11 @@ extension DiskCacheExchange {
     /// `no-cache`, `max-age` or `min-fresh`, a response's `no-cache`), this is ``validate(_:)``. Otherwise the
     /// request first claims the revalidation from the store. The holder validates (unless the entry turned fresh
     /// since it was read: another process revalidated it just before); the others poll the store until a fresh
-    /// entry is there or ``SharedResponseStore/revalidationWaitLimit`` has passed, then validate themselves.
+    /// entry is there, the claim is free again (its holder failed or is gone: they take it over), or
+    /// ``SharedResponseStore/revalidationWaitLimit`` has passed, then validate themselves.
     func validateCoalesced(_ stored: CachedEntry) async throws -> (data: Data, response: URLResponse) {
         guard let shared = plugin.access.shared, mayCoalesce(stored) else { return try await validate(stored) }
-        if await shared.claimRevalidation(of: stored.key) {
-            if let answer = await freshAnswer(replacing: stored) {
-                await shared.releaseRevalidation(of: stored.key)
-                return answer
-            }
-            do {
-                let result = try await validate(stored)
-                await shared.releaseRevalidation(of: stored.key)
-                return result
-            } catch {
-                await shared.releaseRevalidation(of: stored.key)
-                throw error
-            }
-        }
+        if await shared.claimRevalidation(of: stored.key) { return try await validateAsHolder(stored, on: shared) }
         let clock = ContinuousClock()
         let deadline = clock.now + shared.revalidationWaitLimit
         var pause = Duration.milliseconds(2)
@@ -41,10 +29,32 @@ extension DiskCacheExchange {
                 break
             }
             if let answer = await freshAnswer(replacing: stored) { return answer }
+            // The claim is free again without a fresh entry: its holder released it after a failed revalidation,
+            // or is gone (its claim lapsed). This request takes over instead of waiting out the limit.
+            if await shared.claimRevalidation(of: stored.key) { return try await validateAsHolder(stored, on: shared) }
             pause = min(pause * 2, .milliseconds(50))
         }
         plugin.state.record("coalescing_timeout", ["method": method])
         return try await validate(stored)
+    }
+
+    /// Validates a stored response as the holder of its claim, and releases the claim.
+    private func validateAsHolder(
+        _ stored: CachedEntry,
+        on shared: any SharedResponseStore
+    ) async throws -> (data: Data, response: URLResponse) {
+        if let answer = await freshAnswer(replacing: stored) {
+            await shared.releaseRevalidation(of: stored.key)
+            return answer
+        }
+        do {
+            let result = try await validate(stored)
+            await shared.releaseRevalidation(of: stored.key)
+            return result
+        } catch {
+            await shared.releaseRevalidation(of: stored.key)
+            throw error
+        }
     }
 
     /// Claims the background refresh of a stored response across processes: the entry to validate, or `nil` when

@@ -1,4 +1,5 @@
 import CHiredis
+import Dispatch
 import Foundation
 import NetworkAgent
 
@@ -12,14 +13,17 @@ import Darwin
 /// completion called on that thread. hiredis's blocking calls therefore never run on Swift's cooperative pool.
 ///
 /// The thread takes every queued command at once, appends them all to hiredis's output buffer and then reads the
-/// replies in order: concurrent requests are pipelined on one connection. When the connection fails (I/O error,
-/// timeout), the batch's unanswered commands fail, the context is freed, and the next batch reconnects; a failed
-/// attempt makes the following ones wait ``RedisStore/Configuration/reconnectDelay``, doubling up to
-/// ``RedisStore/Configuration/maximumReconnectDelay``, and commands queued meanwhile fail at once.
+/// replies in order: concurrent requests are pipelined on one connection.
+///
+/// Faults are budgeted: a caller waits at most ``RedisStore/Configuration/commandTimeout`` for a reply
+/// (``command(_:script:)`` gives up then, whatever the thread is doing), and the first failure opens the store's
+/// ``RedisCircuit``: later commands fail at once while the threads probe Redis in the background. A failed context is freed off the
+/// thread (hiredis may take long to free what a broken server announced), and replies announcing absurd arrays are
+/// refused before anything is allocated (`CHiredis_boundReplies`).
 final class RedisConnection: @unchecked Sendable {
-    // @unchecked Sendable: `queue` and `isClosed` are only touched between `condition.lock()` and `unlock()`;
-    // `context`, `scripts`, `scriptsStale`, `retryAt` and `retryDelay` only by the connection's own thread
-    // (`run()` and what it calls), after `init` has returned and before the thread ends.
+    // @unchecked Sendable: `queue`, `isClosed`, `hasExited` and `exitWaiters` are only touched between
+    // `condition.lock()` and `unlock()`; `context`, `scripts`, `scriptsStale`, `probeAt` and `probeDelay` only by
+    // the connection's own thread (`run()` and what it calls), after `init` has returned and before the thread ends.
     typealias Completion = @Sendable (Result<RedisReply, RedisStore.Error>) -> Void
 
     private struct Command {
@@ -28,39 +32,73 @@ final class RedisConnection: @unchecked Sendable {
         let completion: Completion
     }
 
+    /// A reply delivered once: by the thread, or by the caller's deadline, whichever comes first.
+    private final class PendingReply: Sendable {
+        private let continuation: Locked<CheckedContinuation<Result<RedisReply, RedisStore.Error>, Never>?>
+
+        init(_ continuation: CheckedContinuation<Result<RedisReply, RedisStore.Error>, Never>) {
+            self.continuation = Locked(continuation)
+        }
+
+        /// Resumes the caller unless it was resumed already; `true` when this call did.
+        @discardableResult
+        func resume(_ result: Result<RedisReply, RedisStore.Error>) -> Bool {
+            guard let continuation = continuation.withLock({ $0.take() }) else { return false }
+            continuation.resume(returning: result)
+            return true
+        }
+    }
+
+    /// A hiredis context handed to the teardown queue.
+    private struct DoomedContext: @unchecked Sendable {
+        // @unchecked Sendable: the connection's thread gives up the pointer (sets `context` to nil) before making
+        // this; the teardown queue's block is then its only holder and frees it once.
+        let context: UnsafeMutablePointer<redisContext>
+    }
+
     private let endpoint: RedisEndpoint
     private let configuration: RedisStore.Configuration
+    private let circuit: RedisCircuit
     private let condition = NSCondition()
     private var queue: [Command] = []
     private var isClosed = false
+    private var hasExited = false
+    private var exitWaiters: [CheckedContinuation<Void, Never>] = []
 
     private var context: UnsafeMutablePointer<redisContext>?
     private var scripts: [String] = []
     private var scriptsStale = false
-    private var retryAt: ContinuousClock.Instant?
-    private var retryDelay: Duration
-    private var lastFailure = RedisStore.Error(.connectionFailed, "not connected yet")
+    private var probeAt: ContinuousClock.Instant?
+    private var probeDelay: Duration
 
-    init(endpoint: RedisEndpoint, configuration: RedisStore.Configuration) {
+    init(endpoint: RedisEndpoint, configuration: RedisStore.Configuration, circuit: RedisCircuit) {
         self.endpoint = endpoint
         self.configuration = configuration
-        self.retryDelay = configuration.reconnectDelay
+        self.circuit = circuit
+        self.probeDelay = configuration.reconnectDelay
+        circuit.onOpen { [weak self] in self?.wake() }
         let thread = Thread { [self] in run() }
         thread.name = "RedisStore"
         thread.start()
     }
 
-    /// Queues a command: plain arguments, or a script's keys and arguments (`numkeys key… arg…`).
+    /// Queues a command: plain arguments, or a script's keys and arguments (`numkeys key… arg…`). Fails at once
+    /// when the store is closed or Redis is known to be down.
     ///
     /// - Parameters:
     ///   - arguments: The command and its arguments, or for a script the arguments after its SHA.
     ///   - script: The script to run with `EVALSHA`, or `nil`.
-    ///   - completion: Called once, on the connection's thread, with the reply or why there is none.
+    ///   - completion: Called once, on the connection's thread or the caller's, with the reply or why there is none.
     func send(_ arguments: [Data], script: RedisScript? = nil, completion: @escaping Completion) {
         condition.lock()
-        guard !isClosed else {
+        if isClosed {
             condition.unlock()
-            completion(.failure(RedisStore.Error(.connectionFailed, "the store is closed")))
+            completion(.failure(Self.closedError))
+            return
+        }
+        if let failure = circuit.failure {
+            condition.unlock()
+            completion(.failure(failure))
             return
         }
         queue.append(Command(arguments: arguments, script: script, completion: completion))
@@ -68,26 +106,46 @@ final class RedisConnection: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Sends a command and suspends until its reply; the caller's thread is free meanwhile.
+    /// Sends a command and suspends until its reply, or until ``RedisStore/Configuration/commandTimeout`` has
+    /// passed (the caller is resumed then, with a failure, and Redis is treated as down); the caller's thread is free
+    /// meanwhile.
     func command(_ arguments: [Data], script: RedisScript? = nil) async -> Result<RedisReply, RedisStore.Error> {
-        await withCheckedContinuation { continuation in
-            send(arguments, script: script) { continuation.resume(returning: $0) }
+        let timeout = configuration.commandTimeout
+        let circuit = self.circuit
+        return await withCheckedContinuation { continuation in
+            let pending = PendingReply(continuation)
+            send(arguments, script: script) { pending.resume($0) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) {
+                let failure = Self.deadlineError(timeout)
+                if pending.resume(.failure(failure)) { circuit.open(failure) }
+            }
         }
     }
 
-    /// Sends a command and blocks the calling thread until its reply. Never call it from the cooperative pool.
+    /// Sends a command and blocks the calling thread until its reply or the command timeout. Never call it from
+    /// the cooperative pool.
     func blockingCommand(_ arguments: [Data], script: RedisScript? = nil) -> Result<RedisReply, RedisStore.Error> {
         let done = DispatchSemaphore(value: 0)
         let result = Locked<Result<RedisReply, RedisStore.Error>?>(nil)
         send(arguments, script: script) { reply in
-            result.withLock { $0 = reply }
+            result.withLock { if $0 == nil { $0 = reply } }
             done.signal()
         }
-        done.wait()
-        return result.withLock { $0 } ?? .failure(RedisStore.Error(.commandFailed, "no reply"))
+        let timeout = configuration.commandTimeout
+        if done.wait(timeout: .now() + timeout.timeInterval) == .timedOut {
+            let failure = Self.deadlineError(timeout)
+            let timedOut = result.withLock { current -> Bool in
+                guard current == nil else { return false }
+                current = .failure(failure)
+                return true
+            }
+            if timedOut { circuit.open(failure) }
+        }
+        return result.withLock { $0 } ?? .failure(Self.deadlineError(timeout))
     }
 
-    /// Stops the thread after the queued commands, which fail; later commands fail at once.
+    /// Stops the thread after the commands it is running, which finish; queued and later commands fail with
+    /// ``RedisStore/Error/Code/shutDown``. Returns at once.
     func close() {
         condition.lock()
         isClosed = true
@@ -95,29 +153,85 @@ final class RedisConnection: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// ``close()``, then suspends until the thread has exited and the connection is closed.
+    func closeAndWait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            condition.lock()
+            isClosed = true
+            condition.signal()
+            if hasExited {
+                condition.unlock()
+                continuation.resume()
+            } else {
+                exitWaiters.append(continuation)
+                condition.unlock()
+            }
+        }
+    }
+
+    /// Whether the thread has exited.
+    var isFinished: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return hasExited
+    }
+
+    private func wake() {
+        condition.lock()
+        condition.signal()
+        condition.unlock()
+    }
+
     // MARK: The connection's thread
 
     private func run() {
-        while true {
-            condition.lock()
-            while queue.isEmpty && !isClosed { condition.wait() }
-            let batch = queue
-            queue.removeAll(keepingCapacity: true)
-            let closing = isClosed
-            condition.unlock()
-            if closing {
-                let failure = RedisStore.Error(.connectionFailed, "the store is closed")
+        while let batch = nextBatch() {
+            if let failure = circuit.failure {
+                // Queued before the circuit opened: they fail now, and the thread probes when it is due.
                 for command in batch { command.completion(.failure(failure)) }
-                break
+                probeIfDue()
+                continue
             }
             execute(batch)
         }
-        disconnect()
+        if let context { redisFree(context) }
+        context = nil
+        condition.lock()
+        hasExited = true
+        let waiters = exitWaiters
+        exitWaiters = []
+        condition.unlock()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The commands queued so far (empty when a probe is due); `nil` once the connection is closed, after failing
+    /// what was still queued.
+    private func nextBatch() -> [Command]? {
+        condition.lock()
+        while queue.isEmpty && !isClosed {
+            guard circuit.failure != nil else {
+                condition.wait()
+                continue
+            }
+            let now = ContinuousClock.now
+            guard let probeAt, now < probeAt else {
+                condition.unlock()
+                return []
+            }
+            _ = condition.wait(until: Date(timeIntervalSinceNow: (probeAt - now).timeInterval))
+        }
+        let batch = queue
+        queue.removeAll(keepingCapacity: true)
+        let closing = isClosed
+        condition.unlock()
+        guard closing else { return batch }
+        for command in batch { command.completion(.failure(Self.closedError)) }
+        return nil
     }
 
     private func execute(_ batch: [Command]) {
         guard let context = connectIfNeeded() else {
-            for command in batch { command.completion(.failure(lastFailure)) }
+            for command in batch { command.completion(.failure(circuit.failure ?? Self.closedError)) }
             return
         }
         var appended = 0
@@ -132,9 +246,8 @@ final class RedisConnection: @unchecked Sendable {
         for (index, command) in batch.enumerated() {
             guard index < appended, let reply = CHiredis_nextReply(context) else {
                 let failure = RedisStore.Error(.commandFailed, Self.errorText(context))
+                fail(failure)
                 for unanswered in batch[index...] { unanswered.completion(.failure(failure)) }
-                lastFailure = failure
-                disconnect()
                 return
             }
             let value = RedisReply(reply)
@@ -142,27 +255,59 @@ final class RedisConnection: @unchecked Sendable {
             if case .error(let message) = value, message.hasPrefix("NOSCRIPT") { scriptsStale = true }
             command.completion(.success(value))
         }
-        if scriptsStale { disconnect() }
+        if scriptsStale { teardown() }
     }
 
-    /// The live context, or a new one if the backoff allows an attempt now; `nil` when there is none.
+    /// The live context, or a new one; `nil` (with the circuit open) when connecting failed.
     private func connectIfNeeded() -> UnsafeMutablePointer<redisContext>? {
         if let context { return context }
-        let now = ContinuousClock.now
-        if let retryAt, now < retryAt { return nil }
-        if let context = connect() {
+        switch connect() {
+        case .success(let context):
             self.context = context
-            retryAt = nil
-            retryDelay = configuration.reconnectDelay
             return context
+        case .failure(let failure):
+            fail(failure)
+            return nil
         }
-        retryAt = now + retryDelay
-        retryDelay = min(retryDelay * 2, max(configuration.reconnectDelay, configuration.maximumReconnectDelay))
-        return nil
     }
 
-    /// Opens a connection, authenticates, selects the database and loads the scripts.
-    private func connect() -> UnsafeMutablePointer<redisContext>? {
+    /// Drops the context and opens the circuit; the first probe comes after
+    /// ``RedisStore/Configuration/reconnectDelay``.
+    private func fail(_ failure: RedisStore.Error) {
+        teardown()
+        circuit.open(failure)
+        probeDelay = configuration.reconnectDelay
+        probeAt = ContinuousClock.now + probeDelay
+    }
+
+    /// Probes Redis if the circuit is open and the probe is due: a `PING` on the live context, or a new connection.
+    /// Success closes the circuit; failure schedules the next probe, measured from the end of this one.
+    private func probeIfDue() {
+        guard circuit.failure != nil else { return }
+        if let probeAt, ContinuousClock.now < probeAt { return }
+        var answered = false
+        if let context {
+            if Self.append([Data("PING".utf8)], to: context), let reply = CHiredis_nextReply(context) {
+                answered = RedisReply(reply) == .status("PONG")
+                freeReplyObject(reply)
+            }
+        } else if case .success(let context) = connect() {
+            self.context = context
+            answered = true
+        }
+        if answered {
+            probeAt = nil
+            probeDelay = configuration.reconnectDelay
+            circuit.close()
+            return
+        }
+        teardown()
+        probeAt = ContinuousClock.now + probeDelay
+        probeDelay = min(probeDelay * 2, max(configuration.reconnectDelay, configuration.maximumReconnectDelay))
+    }
+
+    /// Opens a connection, bounds its replies, authenticates, selects the database and loads the scripts.
+    private func connect() -> Result<UnsafeMutablePointer<redisContext>, RedisStore.Error> {
         guard
             let context = redisConnectWithTimeout(
                 endpoint.host,
@@ -170,17 +315,16 @@ final class RedisConnection: @unchecked Sendable {
                 Self.makeTimeval(configuration.connectTimeout)
             )
         else {
-            lastFailure = RedisStore.Error(.connectionFailed, "cannot allocate a hiredis context")
-            return nil
+            return .failure(RedisStore.Error(.connectionFailed, "cannot allocate a hiredis context"))
+        }
+        func failed(_ message: String) -> Result<UnsafeMutablePointer<redisContext>, RedisStore.Error> {
+            Self.free(context)
+            return .failure(RedisStore.Error(.connectionFailed, message))
         }
         guard context.pointee.err == 0 else {
-            lastFailure = RedisStore.Error(
-                .connectionFailed,
-                "\(endpoint.host):\(endpoint.port): \(Self.errorText(context))"
-            )
-            redisFree(context)
-            return nil
+            return failed("\(endpoint.host):\(endpoint.port): \(Self.errorText(context))")
         }
+        guard CHiredis_boundReplies(context) == REDIS_OK else { return failed("cannot bound hiredis's replies") }
         redisSetTimeout(context, Self.makeTimeval(configuration.commandTimeout))
         var setup: [[Data]] = []
         if let password = endpoint.password {
@@ -193,18 +337,14 @@ final class RedisConnection: @unchecked Sendable {
         var shas: [String] = []
         for command in setup {
             guard Self.append(command, to: context), let reply = CHiredis_nextReply(context) else {
-                lastFailure = RedisStore.Error(.connectionFailed, Self.errorText(context))
-                redisFree(context)
-                return nil
+                return failed(Self.errorText(context))
             }
             let value = RedisReply(reply)
             freeReplyObject(reply)
             switch value {
             case .error(let message):
                 // Never the command itself: AUTH's arguments hold the password.
-                lastFailure = RedisStore.Error(.connectionFailed, "connection setup refused: \(message)")
-                redisFree(context)
-                return nil
+                return failed("connection setup refused: \(message)")
             case .string(let sha):
                 shas.append(String(decoding: sha, as: UTF8.self))
             default:
@@ -212,18 +352,25 @@ final class RedisConnection: @unchecked Sendable {
             }
         }
         guard shas.count == RedisScript.allCases.count else {
-            lastFailure = RedisStore.Error(.connectionFailed, "the server did not load the store's scripts")
-            redisFree(context)
-            return nil
+            return failed("the server did not load the store's scripts")
         }
         scripts = shas
         scriptsStale = false
-        return context
+        return .success(context)
     }
 
-    private func disconnect() {
-        if let context { redisFree(context) }
-        context = nil
+    /// Drops the context; it is freed on another thread, off the command path.
+    private func teardown() {
+        guard let context else { return }
+        self.context = nil
+        Self.free(context)
+    }
+
+    /// Frees a context on a background queue: freeing what a broken server made hiredis build must not hold up the
+    /// connection's thread.
+    private static func free(_ context: UnsafeMutablePointer<redisContext>) {
+        let doomed = DoomedContext(context: context)
+        DispatchQueue.global(qos: .utility).async { redisFree(doomed.context) }
     }
 
     /// Appends one command to the context's output buffer; `false` when hiredis refused it.
@@ -251,10 +398,19 @@ final class RedisConnection: @unchecked Sendable {
     }
 
     private static func errorText(_ context: UnsafeMutablePointer<redisContext>) -> String {
+        if CHiredis_refusedReply(context) != 0 {
+            return "the server announced a reply over \(CHIREDIS_MAXIMUM_ELEMENTS) elements (refused)"
+        }
         let text = withUnsafeBytes(of: context.pointee.errstr) { bytes in
             String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
         }
         return text.isEmpty ? "connection lost" : text
+    }
+
+    private static let closedError = RedisStore.Error(.shutDown, "the store was shut down")
+
+    private static func deadlineError(_ timeout: Duration) -> RedisStore.Error {
+        RedisStore.Error(.commandFailed, "no reply within the command timeout (\(timeout))")
     }
 
     private static func makeTimeval(_ duration: Duration) -> timeval {

@@ -5,6 +5,10 @@
 /// identifiers of one resource's variants for one user; `<prefix>:u:<url>` the set of variant-set keys for one URL;
 /// `<prefix>:l:<identifier>` a revalidation lock. The scripts build entry keys from the identifiers they read, so
 /// they need a standalone Redis (or one shard), not a cluster.
+///
+/// The scripts repair what they cannot read: a key of another type where they expect a set or an entry (left by
+/// another program, a bad migration) is deleted, or overwritten by a write, instead of failing every command on it
+/// with `WRONGTYPE` for the key's whole TTL.
 enum RedisScript: Int, CaseIterable, Sendable {
     /// KEYS[1] the variant set; ARGV[1] the entry-key prefix. Returns identifier, value, identifier, value, …; drops
     /// identifiers whose entry expired or was evicted from the set.
@@ -16,19 +20,42 @@ enum RedisScript: Int, CaseIterable, Sendable {
     case remove
     /// KEYS[1] the URL set; ARGV[1] the entry-key prefix. Removes every entry of every variant set it lists.
     case removeURL
+    /// KEYS[1] the lock; ARGV[1] a new holder's token, ARGV[2] the lease in ms. Takes the lock with `SET NX PX`
+    /// (after deleting a key of another type); returns 1 when taken, 0 when another holder has it.
+    case claim
     /// KEYS[1] the lock; ARGV[1] the holder's token. Deletes the lock only if that holder still has it.
     case release
+    /// KEYS[1] the lock; ARGV[1] the holder's token, ARGV[2] the lease in ms. Extends the lock only if that holder
+    /// still has it; returns 1 then, else 0.
+    case renew
 
-    var source: String {
+    /// Lua shared by the scripts: `expect(key, type)` deletes a key of another type and says whether the key is
+    /// there with the expected type; `members(key)` is a set's members (none for a key of another type, deleted).
+    private static let prelude = """
+        local function expect(key, kind)
+          local actual = redis.call('TYPE', key).ok
+          if actual ~= kind and actual ~= 'none' then redis.call('DEL', key) end
+          return actual == kind
+        end
+        local function members(key)
+          if expect(key, 'set') then return redis.call('SMEMBERS', key) end
+          return {}
+        end
+
+        """
+
+    var source: String { Self.prelude + body }
+
+    private var body: String {
         switch self {
         case .read:
             """
             local out = {}
-            for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-              local value = redis.call('GET', ARGV[1] .. id)
-              if value then
+            for _, id in ipairs(members(KEYS[1])) do
+              local key = ARGV[1] .. id
+              if expect(key, 'string') then
                 out[#out + 1] = id
-                out[#out + 1] = value
+                out[#out + 1] = redis.call('GET', key)
               else
                 redis.call('SREM', KEYS[1], id)
               end
@@ -39,22 +66,24 @@ enum RedisScript: Int, CaseIterable, Sendable {
             """
             local ttl = tonumber(ARGV[2])
             redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+            expect(KEYS[2], 'set')
             redis.call('SADD', KEYS[2], ARGV[3])
             if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+            expect(KEYS[3], 'set')
             redis.call('SADD', KEYS[3], KEYS[2])
             if redis.call('PTTL', KEYS[3]) < ttl then redis.call('PEXPIRE', KEYS[3], ttl) end
             return 1
             """
         case .remove:
             """
-            redis.call('SREM', KEYS[2], ARGV[1])
+            if expect(KEYS[2], 'set') then redis.call('SREM', KEYS[2], ARGV[1]) end
             return redis.call('DEL', KEYS[1])
             """
         case .removeURL:
             """
             local removed = 0
-            for _, set in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-              for _, id in ipairs(redis.call('SMEMBERS', set)) do
+            for _, set in ipairs(members(KEYS[1])) do
+              for _, id in ipairs(members(set)) do
                 removed = removed + redis.call('DEL', ARGV[1] .. id)
               end
               redis.call('DEL', set)
@@ -64,7 +93,22 @@ enum RedisScript: Int, CaseIterable, Sendable {
             """
         case .release:
             """
-            if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+            if expect(KEYS[1], 'string') and redis.call('GET', KEYS[1]) == ARGV[1] then
+              return redis.call('DEL', KEYS[1])
+            end
+            return 0
+            """
+        case .claim:
+            """
+            expect(KEYS[1], 'string')
+            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+            return 0
+            """
+        case .renew:
+            """
+            if expect(KEYS[1], 'string') and redis.call('GET', KEYS[1]) == ARGV[1] then
+              return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+            end
             return 0
             """
         }

@@ -17,7 +17,8 @@ extension RedisStore {
         public static let defaultMaximumEntryBytes = 1 << 20
         /// The default time an entry with a validator is kept past its usable life: 1 day.
         public static let defaultValidatorKeepPeriod: Duration = .seconds(86_400)
-        /// The default life of a revalidation lock: 10 seconds (it is released as soon as the revalidation ends).
+        /// The default longest life of a revalidation lock: 10 seconds (it is released as soon as the revalidation
+        /// ends).
         public static let defaultRevalidationLockDuration: Duration = .seconds(10)
         /// The default time a request waits for another process's revalidation: 2 seconds.
         public static let defaultRevalidationWaitLimit: Duration = .seconds(2)
@@ -31,12 +32,13 @@ extension RedisStore {
         public var keyPrefix: String
         /// How long opening a connection may take. Defaults to ``defaultConnectTimeout``.
         public var connectTimeout: Duration
-        /// How long one command may take before the connection is dropped and the request misses. Defaults to
-        /// ``defaultCommandTimeout``.
+        /// How long one command may take before the connection is dropped, the store is treated as down and the
+        /// request misses: the most a store problem adds to a request. Also the lease of a revalidation lock.
+        /// Defaults to ``defaultCommandTimeout``.
         public var commandTimeout: Duration
-        /// The wait before the first reconnection attempt after a failure; it doubles with each failed attempt up
-        /// to ``maximumReconnectDelay``. Requests made meanwhile miss at once. Defaults to
-        /// ``defaultReconnectDelay``.
+        /// The wait before the first background probe after a failure, measured from the end of the failed
+        /// attempt; it doubles with each failed probe up to ``maximumReconnectDelay``. Requests made while the
+        /// store is down miss at once. Defaults to ``defaultReconnectDelay``.
         public var reconnectDelay: Duration
         /// See ``reconnectDelay``. Defaults to ``defaultMaximumReconnectDelay``.
         public var maximumReconnectDelay: Duration
@@ -47,8 +49,8 @@ extension RedisStore {
         /// itself, to turn a full response into a `304`. Zero expires every entry at the end of its usable life.
         /// Defaults to ``defaultValidatorKeepPeriod``.
         public var validatorKeepPeriod: Duration
-        /// How long a revalidation lock lives if its holder never releases it (it crashed). Defaults to
-        /// ``defaultRevalidationLockDuration``.
+        /// How long a holder keeps renewing its revalidation lock (a lease of ``commandTimeout``) before letting it
+        /// lapse; a holder that is gone stops renewing at once. Defaults to ``defaultRevalidationLockDuration``.
         public var revalidationLockDuration: Duration
         /// How long a request that needs a stale entry revalidated waits for the process holding the lock; zero
         /// never waits. Defaults to ``defaultRevalidationWaitLimit``.

@@ -1,15 +1,16 @@
 extension RedisStore {
     /// The one error type of NetworkAgentRedisCache.
     ///
-    /// Only configuration errors reach a caller, from creating a ``RedisStore`` (``Code/invalidURL``,
-    /// ``Code/tlsUnsupported``). Failures while serving requests never do: the cache misses and reports a
+    /// Configuration errors reach a caller from creating a ``RedisStore`` (``Code/invalidURL``,
+    /// ``Code/tlsUnsupported``), and ``Code/shutDown`` from a store's throwing methods after
+    /// ``RedisStore/shutdown()``. Failures while serving requests never do: the cache misses and reports a
     /// `cache.error` event whose `reason` is a `DiskCachePlugin.Error` code. Compare ``code`` with the static codes;
     /// new codes may be added.
     public struct Error: Swift.Error, Sendable, CustomStringConvertible {
         /// What kind of failure this is.
         public struct Code: Hashable, Sendable, CustomStringConvertible {
             private enum Base: String, Sendable {
-                case invalidURL, tlsUnsupported, connectionFailed, commandFailed
+                case invalidURL, tlsUnsupported, connectionFailed, commandFailed, shutDown
             }
             private let base: Base
 
@@ -22,6 +23,8 @@ extension RedisStore {
             public static let connectionFailed = Code(base: .connectionFailed)
             /// A command failed: an I/O error or timeout, or an error reply.
             public static let commandFailed = Code(base: .commandFailed)
+            /// The store was shut down (``RedisStore/shutdown()``, or dropped): it sends nothing more.
+            public static let shutDown = Code(base: .shutDown)
 
             /// A short, stable name safe as a metrics label, e.g. `tls_unsupported`.
             public var description: String {
@@ -30,6 +33,7 @@ extension RedisStore {
                 case .tlsUnsupported: "tls_unsupported"
                 case .connectionFailed: "connection_failed"
                 case .commandFailed: "command_failed"
+                case .shutDown: "shut_down"
                 }
             }
         }

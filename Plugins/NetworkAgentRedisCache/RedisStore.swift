@@ -27,14 +27,19 @@ import NetworkAgentDiskCache
 /// - **Variants**: a small set per resource and user (`<prefix>:v:<primary key>`), read with its entries in one
 ///   script call, so a hit is one round trip.
 /// - **Revalidation coalescing**: a stale entry is revalidated by the one process that takes its lock
-///   (`SET <prefix>:l:<identifier> NX PX`); the others serve it stale within `stale-while-revalidate`, or wait up to
-///   ``Configuration/revalidationWaitLimit`` for the entry it stores.
+///   (`SET <prefix>:l:<identifier> NX PX`), a lease of ``Configuration/commandTimeout`` its holder renews; the others
+///   serve it stale within `stale-while-revalidate`, or wait up to ``Configuration/revalidationWaitLimit`` for the
+///   entry it stores, taking the lock over if it is released or lapses first.
 /// - **Never on the failure path**: a Redis that is down, slow (past ``Configuration/commandTimeout``) or answers
-///   garbage makes the cache miss and report a `cache.error` event; the request goes to the origin. Connections
-///   come back with backoff when Redis does.
+///   garbage makes the cache miss and report a `cache.error` event; the request goes to the origin. A store problem
+///   adds at most one command timeout to a request: every call is bounded by it, and the first failure marks the
+///   store down, so that later calls fail at once while its threads probe Redis in the background. Replies
+///   announcing absurd arrays are refused, and keys of the wrong type are deleted or overwritten.
 /// - **Threads**: each connection has its own thread running hiredis's blocking calls and pipelining the commands
 ///   queued meanwhile; the plugin's calls suspend and never block Swift's cooperative pool. The synchronous
 ///   ``/NetworkAgentDiskCache/ResponseStore`` methods block their caller: they are for scripts and tests.
+///
+/// Call ``shutdown()`` when done with a store: it closes the connections and stops their threads.
 ///
 /// TLS (`rediss://`) is not available: hiredis 0.14, as Debian ships it, has none (see ``Error/Code/tlsUnsupported``).
 public final class RedisStore: SharedResponseStore {
@@ -42,8 +47,10 @@ public final class RedisStore: SharedResponseStore {
     public let configuration: Configuration
     private let connections: [RedisConnection]
     private let nextConnection = Locked(0)
-    /// The tokens of this process's revalidation locks, by entry identifier.
-    private let claims = Locked([String: String]())
+    /// This process's revalidation locks, by entry identifier.
+    private let claims = Locked([String: Claim]())
+    /// Whether ``shutdown()`` was called.
+    private let isShutDown = Locked(false)
     private let entryPrefix: String
     private let entryPrefixData: Data
 
@@ -55,8 +62,9 @@ public final class RedisStore: SharedResponseStore {
     public init(configuration: Configuration) throws(RedisStore.Error) {
         let endpoint = try RedisEndpoint(url: configuration.url)
         self.configuration = configuration
+        let circuit = RedisCircuit()
         self.connections = (0..<max(1, configuration.connectionCount)).map { _ in
-            RedisConnection(endpoint: endpoint, configuration: configuration)
+            RedisConnection(endpoint: endpoint, configuration: configuration, circuit: circuit)
         }
         self.entryPrefix = configuration.keyPrefix + ":e:"
         self.entryPrefixData = Data(entryPrefix.utf8)
@@ -73,8 +81,39 @@ public final class RedisStore: SharedResponseStore {
     }
 
     deinit {
+        let shutDown = isShutDown.withLock { $0 }
+        for claim in claims.withLock({ Array($0.values) }) { claim.renewal.cancel() }
         for connection in connections { connection.close() }
+        #if DEBUG
+        if !shutDown {
+            FileHandle.standardError.write(
+                Data(
+                    ("RedisStore (\(configuration.keyPrefix)) was deallocated without shutdown(): its connection "
+                        + "threads stop now, and queued commands fail. Call `await store.shutdown()` when done.\n")
+                        .utf8
+                )
+            )
+        }
+        #endif
     }
+
+    /// Ends the store: commands being sent finish, queued ones and every later one fail with
+    /// ``Error/Code/shutDown`` (a cache on the store then misses), revalidation claims stop being renewed, and
+    /// returns once every connection is closed and its thread has exited. Calling it again does nothing more.
+    ///
+    /// A store dropped without it still closes its connections (and says so on the standard error of a debug
+    /// build).
+    public func shutdown() async {
+        isShutDown.withLock { $0 = true }
+        for claim in claims.withLock({ Array($0.values) }) { claim.renewal.cancel() }
+        for connection in connections { await connection.closeAndWait() }
+    }
+
+    /// Whether every connection's thread has exited (after ``shutdown()``).
+    package var hasStopped: Bool { connections.allSatisfy(\.isFinished) }
+
+    /// The store's connections, for tests that watch their threads outlive the store.
+    var connectionThreads: [RedisConnection] { connections }
 
     // MARK: SharedResponseStore
 
@@ -83,7 +122,8 @@ public final class RedisStore: SharedResponseStore {
     /// - Parameter primaryKey: A `CacheKey.primary` value.
     /// - Returns: The entries that decode; a corrupt value is left out, deleted and reported.
     /// - Throws: `DiskCachePlugin.Error` (``/NetworkAgentDiskCache/DiskCachePlugin/Error/Code/unavailable`` or
-    ///   ``/NetworkAgentDiskCache/DiskCachePlugin/Error/Code/io``) when Redis could not answer.
+    ///   ``/NetworkAgentDiskCache/DiskCachePlugin/Error/Code/io``) when Redis could not answer; ``Error`` with
+    ///   ``Error/Code/shutDown`` after ``shutdown()``.
     public func storedVariants(forPrimaryKey primaryKey: String) async throws -> [CachedEntry] {
         let reply = await connection().command(readArguments(primaryKey), script: .read)
         return try decodeVariants(reply, primaryKey: primaryKey)
@@ -97,7 +137,8 @@ public final class RedisStore: SharedResponseStore {
     ///   - entry: The entry.
     ///   - retention: How long the entry can be useful.
     /// - Returns: An empty usage: Redis evicts by itself and does not say what.
-    /// - Throws: `DiskCachePlugin.Error` when Redis did not store it.
+    /// - Throws: `DiskCachePlugin.Error` when Redis did not store it; ``Error`` with ``Error/Code/shutDown`` after
+    ///   ``shutdown()``.
     @discardableResult
     public func store(_ entry: CachedEntry, retention: EntryRetention) async throws -> ResponseStoreUsage {
         guard let arguments = writeArguments(entry, retention: retention) else {
@@ -126,7 +167,12 @@ public final class RedisStore: SharedResponseStore {
         return 0
     }
 
-    /// Takes the entry's revalidation lock for ``Configuration/revalidationLockDuration``, with `SET NX PX`.
+    /// Takes the entry's revalidation lock, as a lease the holder renews until it releases it.
+    ///
+    /// The lock (`<prefix>:l:<identifier>`) lives ``Configuration/commandTimeout`` at a time; while this store holds
+    /// it, a task renews it every third of that, for at most ``Configuration/revalidationLockDuration``. A holder
+    /// that is gone (crashed, dropped, or cut off from Redis when it releases) stops renewing, so its lock ends
+    /// within one command timeout and the processes waiting on it take over.
     ///
     /// - Parameter key: The key of the stale entry.
     /// - Returns: `true` when this caller holds the lock now, or Redis could not be asked (no request waits on a
@@ -134,32 +180,69 @@ public final class RedisStore: SharedResponseStore {
     public func claimRevalidation(of key: CacheKey) async -> Bool {
         let identifier = key.identifier
         let token = UUID().uuidString
-        let milliseconds = max(1, configuration.revalidationLockDuration.roundedMilliseconds)
-        let reply = await connection().command([
-            Data("SET".utf8), Data(lockKey(identifier).utf8), Data(token.utf8), Data("NX".utf8), Data("PX".utf8),
-            Data("\(milliseconds)".utf8),
-        ])
-        switch reply {
-        case .success(.status):
-            claims.withLock { $0[identifier] = token }
-            return true
-        case .success(.null):
-            return false
-        default:
-            return true
-        }
+        let lock = Data(lockKey(identifier).utf8)
+        let lease = Data("\(leaseMilliseconds)".utf8)
+        let connection = connection()
+        let reply = await connection.command([Data("1".utf8), lock, Data(token.utf8), lease], script: .claim)
+        guard case .success(.integer(let taken)) = reply else { return true }
+        guard taken == 1 else { return false }
+        let renewal = Self.renew(
+            lock: lock,
+            token: Data(token.utf8),
+            lease: lease,
+            every: configuration.commandTimeout / 3,
+            upTo: configuration.revalidationLockDuration,
+            on: connection
+        )
+        let replaced = claims.withLock { $0.updateValue(Claim(token: token, renewal: renewal), forKey: identifier) }
+        replaced?.renewal.cancel()
+        return true
     }
 
-    /// Releases a lock taken by ``claimRevalidation(of:)``, if this store still holds it.
+    /// Releases a lock taken by ``claimRevalidation(of:)``, if this store still holds it. If Redis cannot be asked,
+    /// the lock is no longer renewed and ends within one command timeout.
     ///
     /// - Parameter key: The key given to ``claimRevalidation(of:)``.
     public func releaseRevalidation(of key: CacheKey) async {
         let identifier = key.identifier
-        guard let token = claims.withLock({ $0.removeValue(forKey: identifier) }) else { return }
+        guard let claim = claims.withLock({ $0.removeValue(forKey: identifier) }) else { return }
+        claim.renewal.cancel()
         _ = await connection().command(
-            [Data("1".utf8), Data(lockKey(identifier).utf8), Data(token.utf8)],
+            [Data("1".utf8), Data(lockKey(identifier).utf8), Data(claim.token.utf8)],
             script: .release
         )
+    }
+
+    /// A lock's lease in milliseconds: the command timeout.
+    private var leaseMilliseconds: Int64 { max(1, configuration.commandTimeout.roundedMilliseconds) }
+
+    /// Renews a lock every `interval` while it is held, for at most `limit`; ends when the holder lost it, or the
+    /// store was shut down.
+    private static func renew(
+        lock: Data,
+        token: Data,
+        lease: Data,
+        every interval: Duration,
+        upTo limit: Duration,
+        on connection: RedisConnection
+    ) -> Task<Void, Never> {
+        Task {
+            let clock = ContinuousClock()
+            let end = clock.now + limit
+            while clock.now + interval < end {
+                do {
+                    try await Task.sleep(for: interval)
+                } catch {
+                    return
+                }
+                let reply = await connection.command([Data("1".utf8), lock, token, lease], script: .renew)
+                switch reply {
+                case .success(.integer(0)): return
+                case .failure(let error) where error.code == .shutDown: return
+                default: continue
+                }
+            }
+        }
     }
 
     /// See ``Configuration/revalidationWaitLimit``.
@@ -180,7 +263,8 @@ public final class RedisStore: SharedResponseStore {
     ///
     /// - Parameter key: The entry's key.
     /// - Returns: The entry, or `nil` when none is stored (or it was corrupt, and has been deleted).
-    /// - Throws: `DiskCachePlugin.Error` when Redis could not answer.
+    /// - Throws: `DiskCachePlugin.Error` when Redis could not answer; ``Error`` with ``Error/Code/shutDown`` after
+    ///   ``shutdown()``.
     public func entry(for key: CacheKey) throws -> CachedEntry? {
         let reply = connection().blockingCommand(readArguments(key.primary), script: .read)
         return try decodeVariants(reply, primaryKey: key.primary).first { $0.key == key }
@@ -192,7 +276,8 @@ public final class RedisStore: SharedResponseStore {
     ///
     /// - Parameter entry: The entry.
     /// - Returns: An empty usage.
-    /// - Throws: `DiskCachePlugin.Error` when Redis did not store it.
+    /// - Throws: `DiskCachePlugin.Error` when Redis did not store it; ``Error`` with ``Error/Code/shutDown`` after
+    ///   ``shutdown()``.
     @discardableResult
     public func store(_ entry: CachedEntry) throws -> ResponseStoreUsage {
         let keep = max(.seconds(60), configuration.validatorKeepPeriod)
@@ -251,10 +336,21 @@ public final class RedisStore: SharedResponseStore {
         try? await connection().command(arguments).get()
     }
 
+    /// Sends one command as is, on one of the store's connections: the reply, or why there is none.
+    package func rawResult(_ arguments: [Data]) async -> Result<RedisReply, RedisStore.Error> {
+        await connection().command(arguments)
+    }
+
     /// The Redis key an entry is stored under.
     package func redisKey(for key: CacheKey) -> String { entryPrefix + key.identifier }
 
     // MARK: Commands
+
+    /// A revalidation lock this store holds: its token, and the task renewing its lease.
+    private struct Claim: Sendable {
+        let token: String
+        let renewal: Task<Void, Never>
+    }
 
     private func connection() -> RedisConnection {
         guard connections.count > 1 else { return connections[0] }
@@ -304,14 +400,11 @@ public final class RedisStore: SharedResponseStore {
     private func decodeVariants(
         _ reply: Result<RedisReply, RedisStore.Error>,
         primaryKey: String
-    ) throws(DiskCachePlugin.Error) -> [CachedEntry] {
+    ) throws -> [CachedEntry] {
         let items: [RedisReply]
         switch reply {
         case .failure(let error):
-            throw DiskCachePlugin.Error(
-                error.code == .connectionFailed ? .unavailable : .io,
-                "Redis: \(error.message)"
-            )
+            throw Self.cacheError(error)
         case .success(.array(let array)):
             items = array
         case .success(.error(let message)):
@@ -357,17 +450,24 @@ public final class RedisStore: SharedResponseStore {
     }
 
     /// Throws unless a write script answered 1.
-    private static func check(_ reply: Result<RedisReply, RedisStore.Error>) throws(DiskCachePlugin.Error) {
+    private static func check(_ reply: Result<RedisReply, RedisStore.Error>) throws {
         switch reply {
         case .success(.integer(1)):
             return
         case .failure(let error):
-            throw DiskCachePlugin.Error(error.code == .connectionFailed ? .unavailable : .io, "Redis: \(error.message)")
+            throw cacheError(error)
         case .success(.error(let message)):
             throw DiskCachePlugin.Error(.io, "Redis: \(message)")
         case .success:
             throw DiskCachePlugin.Error(.io, "Redis: unexpected reply to a write")
         }
+    }
+
+    /// What a failed command throws: the store's own ``Error/Code/shutDown`` after ``shutdown()``, otherwise the
+    /// cache's `unavailable` (Redis cannot be reached or is known to be down) or `io`.
+    private static func cacheError(_ error: RedisStore.Error) -> any Swift.Error {
+        if error.code == .shutDown { return error }
+        return DiskCachePlugin.Error(error.code == .connectionFailed ? .unavailable : .io, "Redis: \(error.message)")
     }
 
     /// A key prefix with the glob characters of `SCAN … MATCH` escaped.

@@ -1,0 +1,137 @@
+import Foundation
+import NetworkAgent
+import NetworkAgentTestServer
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Faults for the store's budget tests: a redis-server of the test's own that can be paused (`SIGSTOP`: it still
+/// accepts TCP, in the kernel, but never answers), and a TCP server that answers anything with a fixed reply.
+
+/// A ``PrivateRedis`` started with a pid file, so that the test can signal it.
+struct PausableRedis {
+    let redis: PrivateRedis
+    let pid: pid_t
+
+    /// Starts a private redis-server and reads its pid.
+    static func start() async throws -> PausableRedis {
+        let redis = try PrivateRedis()
+        let pidFile = redis.directory.appendingPathComponent("redis.pid").path
+        try #require(try await redis.start(["--pidfile", pidFile]), "redis-server did not start on \(redis.port)")
+        var pid: pid_t = 0
+        let written = await eventually(within: .seconds(10)) {
+            let text = (try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? ""
+            pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            return pid > 0
+        }
+        try #require(written, "redis-server wrote no pid file")
+        return PausableRedis(redis: redis, pid: pid)
+    }
+
+    var url: URL? { redis.url }
+
+    /// `SIGSTOP`: the server keeps its socket (new connections complete in the kernel) and answers nothing.
+    func pause() throws { try send(SIGSTOP) }
+
+    /// `SIGCONT`: the server answers again, queued commands first.
+    func resume() throws { try send(SIGCONT) }
+
+    private func send(_ signal: Int32) throws {
+        #if canImport(Glibc)
+        let result = Glibc.kill(pid, signal)
+        #else
+        let result = Darwin.kill(pid, signal)
+        #endif
+        try #require(result == 0, "kill(\(pid), \(signal)) failed: errno \(errno)")
+    }
+}
+
+/// A loopback TCP server that answers the first bytes of every connection with `reply`, then keeps the connection
+/// open and silent until stopped: a hostile or broken "Redis".
+final class FixedReplyServer: Sendable {
+    let port: Int
+    private let listener: Int32
+    private let state = Locked((stopped: false, clients: [Int32]()))
+
+    init(reply: String) throws {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        try #require(descriptor >= 0, "socket: errno \(errno)")
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && listen(descriptor, 16) == 0
+                    && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            close(descriptor)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "bind: errno \(errno)"])
+        }
+        listener = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let bytes = Array(reply.utf8)
+        let state = self.state
+        let thread = Thread {
+            while true {
+                let client = accept(descriptor, nil, nil)
+                guard client >= 0 else { return }
+                let keep = state.withLock { current -> Bool in
+                    guard !current.stopped else { return false }
+                    current.clients.append(client)
+                    return true
+                }
+                guard keep else {
+                    close(client)
+                    return
+                }
+                Thread.detachNewThread {
+                    var buffer = [UInt8](repeating: 0, count: 4_096)
+                    guard read(client, &buffer, buffer.count) > 0 else { return }
+                    _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+                }
+            }
+        }
+        thread.start()
+    }
+
+    deinit {
+        stop()
+        close(listener)
+    }
+
+    /// Stops accepting and closes every connection.
+    func stop() {
+        let clients = state.withLock { current -> [Int32] in
+            guard !current.stopped else { return [] }
+            current.stopped = true
+            let clients = current.clients
+            current.clients = []
+            return clients
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        for client in clients {
+            shutdown(client, Int32(SHUT_RDWR))
+            close(client)
+        }
+    }
+}
+
+/// How long `operation` took.
+func timed<T>(_ operation: () async throws -> T) async rethrows -> (T, Duration) {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let value = try await operation()
+    return (value, clock.now - start)
+}
