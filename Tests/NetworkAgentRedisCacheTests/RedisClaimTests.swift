@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentRedisCache
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -30,8 +31,8 @@ struct RedisClaimTests {
     }
 
     /// A harness on `store` whose origin answers a conditional request with a 304, and its stale entry's key.
-    private static func staleEntry(on store: RedisStore) async throws -> (StoreHarness, CacheKey) {
-        let cache = try StoreHarness(store: store) { request, now in
+    private static func staleEntry(on store: RedisStore) async throws -> (CacheHarness, CacheKey) {
+        let cache = try CacheHarness(store: store) { request, now in
             request.header("If-None-Match") == "\"1\""
                 ? ServerResponse(status: 304, headers: [("Date", httpDate(now)), ("Cache-Control", "max-age=60")])
                 : .cached("body", at: now, [("Cache-Control", "max-age=60"), ("ETag", "\"1\"")])

@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -32,7 +33,7 @@ import FoundationNetworking
         let hostile = try FixedReplyServer(reply: reply)
         defer { hostile.stop() }
         let store = try Self.store(port: hostile.port)
-        let cache = try StoreHarness(store: store) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")])
+        let cache = try CacheHarness(store: store) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")])
         }
         var slowest = Duration.zero
         for _ in 0..<3 {
@@ -42,7 +43,7 @@ import FoundationNetworking
         }
         // Before: 9–18 s per request (hiredis freed a 2³¹-element array on the command path, unbounded).
         #expect(slowest < .seconds(1), "a request through a hostile Redis took \(slowest)")
-        #expect(cache.events.all.contains { $0.source == DiskCachePlugin.eventSource && $0.name == "error" })
+        #expect(cache.recorder.events.contains { $0.source == DiskCachePlugin.eventSource && $0.name == "error" })
     }
 
     @Test func aStoreCallNeverOutlivesTheCommandTimeout() async throws {

@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentRedisCache
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -27,7 +28,7 @@ struct RedisPauseTests {
                 maximumReconnectDelay: .milliseconds(200)
             )
         )
-        let cache = try StoreHarness(store: store) { request, now in
+        let cache = try CacheHarness(store: store) { request, now in
             .cached("item \(request.path)", at: now, [("Cache-Control", "max-age=300")])
         }
         #expect(try await cache.send("/warm").status == .miss)

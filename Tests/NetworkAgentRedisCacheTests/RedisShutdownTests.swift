@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -70,7 +71,7 @@ struct RedisShutdownTests {
     @Test func aCacheOnAStoreThatWasShutDownMissesAndStillAnswers() async throws {
         let store = try RedisTestServer.makeStore()
         await store.shutdown()
-        let cache = try StoreHarness(store: store) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")])
+        let cache = try CacheHarness(store: store) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")])
         }
         for _ in 0..<2 {
             let answer = try await cache.send()

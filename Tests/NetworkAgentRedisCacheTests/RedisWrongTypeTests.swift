@@ -2,6 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -23,7 +24,7 @@ struct RedisWrongTypeTests {
     @Test(arguments: Spoiled.allCases)
     func aKeyOfTheWrongTypeIsRepaired(_ spoiled: Spoiled) async throws {
         let store = try RedisTestServer.makeStore()
-        let cache = try StoreHarness(store: store, cleanUp: { store.removeAll() }) { _, now in
+        let cache = try CacheHarness(store: store, cleanUp: { store.removeAll() }) { _, now in
             .cached("good", at: now, [("Cache-Control", "max-age=60")])
         }
         let key = try #require(
