@@ -97,6 +97,15 @@ struct CacheControl: Equatable, Sendable {
         return nil
     }
 
+    /// The `Age` field (RFC 9111 §5.1): its first member when it holds a list (`7200, 0` on one line, or two `Age`
+    /// lines the transport joined with a comma), or `nil` when it is absent or that member is not a non-negative
+    /// integer: §5.1 asks a cache to ignore such a field.
+    static func age(_ text: String?) -> Int? {
+        guard let text else { return nil }
+        let first = text.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return deltaSeconds(String(first))
+    }
+
     private static func seconds(_ argument: String?) -> Seconds {
         guard let argument, !argument.isEmpty, argument.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
             return .invalid

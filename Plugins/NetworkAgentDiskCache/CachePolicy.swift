@@ -111,9 +111,10 @@ struct CachePolicy: Sendable {
         return min(maximumHeuristicLifetime, sinceModified * heuristicFraction)
     }
 
-    /// The current age (RFC 9111 §4.2.3), from the `Age` and `Date` fields and the request and response times.
+    /// The current age (RFC 9111 §4.2.3), from the `Age` and `Date` fields and the request and response times. A
+    /// list-based `Age` counts by its first member; an invalid one is ignored (§5.1).
     func currentAge(of entry: CachedEntry, now: Date) -> TimeInterval {
-        let ageValue = TimeInterval(CacheControl.deltaSeconds(entry.header("Age")) ?? 0)
+        let ageValue = TimeInterval(CacheControl.age(entry.header("Age")) ?? 0)
         let dateValue = dateValue(of: entry)
         let apparentAge = max(0, entry.responseDate.timeIntervalSince(dateValue))
         let responseDelay = max(0, entry.responseDate.timeIntervalSince(entry.requestDate))
