@@ -203,6 +203,14 @@ struct CachePolicy: Sendable {
         return staleness <= window
     }
 
+    /// The header fields a stored response may be sent with when it was not validated for this use: all but
+    /// those its qualified `no-cache="a, b"` names (§5.2.2.4). After a successful validation all are sent.
+    func headersWithoutValidation(of entry: CachedEntry) -> [String: String] {
+        let withheld = CacheControl(entry.header("Cache-Control")).noCacheFields
+        guard !withheld.isEmpty else { return entry.headers }
+        return entry.headers.filter { !withheld.contains($0.key.lowercased()) }
+    }
+
     // MARK: Validation (§4.3)
 
     /// Whether the response carries a validator: an `ETag` or a `Last-Modified` date.

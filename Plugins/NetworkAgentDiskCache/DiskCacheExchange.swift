@@ -223,9 +223,10 @@ struct DiskCacheExchange: Sendable {
     // MARK: Answers
 
     /// A stored response as the caller sees it: its status, header fields and body, an `Age` (RFC 9111 §5.1) and
-    /// the status header; `nil` if Foundation refuses to build the response.
+    /// the status header; `nil` if Foundation refuses to build the response. Unless it was just revalidated, the
+    /// fields a qualified `no-cache` names are left out (§5.2.2.4).
     func answer(with entry: CachedEntry, status: CacheStatus, now: Date) -> (data: Data, response: URLResponse)? {
-        var headers = entry.headers
+        var headers = status == .revalidated ? entry.headers : policy.headersWithoutValidation(of: entry)
         let age = max(0, policy.currentAge(of: entry, now: now))
         for name in headers.keys where name.equalsIgnoringASCIICase("Age") { headers[name] = nil }
         headers["Age"] = String(Int(min(age, TimeInterval(CacheControl.maximumDeltaSeconds))))
