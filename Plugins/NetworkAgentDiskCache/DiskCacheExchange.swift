@@ -15,6 +15,8 @@ import FoundationNetworking
 struct DiskCacheExchange: Sendable {
     let plugin: DiskCachePlugin
     let request: URLRequest
+    /// The endpoint of the call, whose response limit a background refresh keeps.
+    let endpoint: any NetworkAgentEndpoint
     let method: String
     let directives: CacheControl
     let next: NetworkAgentExchange
@@ -27,14 +29,15 @@ struct DiskCacheExchange: Sendable {
     /// Whether the bodies `send` returns are the caller's stream rather than the response's bytes.
     private var bodiesAreStreamed: Bool { !isBackground && next.isStreaming }
 
-    /// Sends a request down the chain; a background refresh goes to the agent directly, buffered.
+    /// Sends a request down the chain; a background refresh goes to the agent directly, buffered, within the
+    /// endpoint's response limit (``/NetworkAgent/NetworkAgentEndpoint/maximumResponseBytes``) like the call itself.
     ///
     /// The refresh outlives the caller's call: that call may be a stream, whose `next` would open a second stream
     /// in its place, and its record of the request sent must not change after the caller was answered. So the
     /// refresh is a side request, which skips the plugins registered after the cache (there should be none: the
     /// cache goes last).
     private func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-        isBackground ? try await next.agent.send(request) : try await next(request)
+        isBackground ? try await next.agent.send(request, for: endpoint) : try await next(request)
     }
 
     // MARK: Network
@@ -109,6 +112,7 @@ struct DiskCacheExchange: Sendable {
         let refresh = DiskCacheExchange(
             plugin: plugin,
             request: request,
+            endpoint: endpoint,
             method: method,
             directives: CacheControl(),
             next: next,

@@ -140,6 +140,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         let exchange = DiskCacheExchange(
             plugin: self,
             request: request,
+            endpoint: endpoint,
             method: method,
             directives: directives,
             next: next
