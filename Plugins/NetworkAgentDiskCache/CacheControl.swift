@@ -90,8 +90,9 @@ struct CacheControl: Equatable, Sendable {
         if noCache { noCacheFields = [] }
     }
 
-    /// The request's directives: `Cache-Control`, or `Pragma: no-cache` when there is no `Cache-Control`
-    /// (RFC 9111 §5.4).
+    /// The request's directives: `Cache-Control`, or `Pragma: no-cache` when there is no `Cache-Control` or this
+    /// cache understands none of its directives (RFC 9111 §5.4: Pragma is ignored when `Cache-Control` is "present
+    /// and understood").
     init(requestCacheControl: String?, pragma: String?) {
         self.init(requestCacheControl)
         if !noCacheFields.isEmpty {
@@ -99,7 +100,7 @@ struct CacheControl: Equatable, Sendable {
             noCache = true
             noCacheFields = []
         }
-        if requestCacheControl == nil, let pragma,
+        if self == CacheControl(), let pragma,
             Self.directives(in: pragma).contains(where: { $0.name == "no-cache" })
         {
             noCache = true
