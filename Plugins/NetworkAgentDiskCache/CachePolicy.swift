@@ -278,6 +278,14 @@ struct CachePolicy: Sendable {
         return sent.timeIntervalSince(modified) >= 60
     }
 
+    /// The stored variant a 304 to a request validated with several variants' `ETag`s names (§4.3.1, §4.3.4): the
+    /// most recent whose `ETag` matches the 304's (weak comparison); `nil` when the 304 has no `ETag` or names none.
+    func variant(namedBy headers: [String: String], among variants: [CachedEntry]) -> CachedEntry? {
+        guard let etag = headers.first(where: { $0.key.equalsIgnoringASCIICase("ETag") })?.value else { return nil }
+        return variants.filter { $0.header("ETag").map { Self.opaqueTag($0) == Self.opaqueTag(etag) } ?? false }
+            .max { $0.responseDate < $1.responseDate }
+    }
+
     /// The stored response updated with a 304's header fields (§3.2, §4.3.4) and the new exchange's times.
     func merging(
         _ headers: [String: String],

@@ -100,6 +100,39 @@ struct DiskCacheExchange: Sendable {
         return (data, annotate(http, status: .miss))
     }
 
+    /// Sends a request that no stored variant matches with the `ETag`s of the stored variants (RFC 9111 §4.3.1). A
+    /// 304 naming one of them answers with that variant's body and the 304's fields, stored under this request's
+    /// key as well (§4.3.4); a 304 naming none is followed by the request without conditions; a full response is
+    /// stored like any miss.
+    func validateVariants(_ variants: [CachedEntry]) async throws -> (data: Data, response: URLResponse) {
+        var conditional = request
+        let tags = variants.compactMap { $0.header("ETag")?.trimmingCharacters(in: .whitespaces) }
+        conditional.setValue(Array(Set(tags)).sorted().joined(separator: ", "), forHTTPHeaderField: "If-None-Match")
+        let requestDate = now()
+        let (data, response) = try await send(conditional)
+        let responseDate = now()
+        guard let http = response as? HTTPURLResponse else { return (data, response) }
+        guard http.statusCode == 304 else {
+            state.record("miss", ["method": method, "reason": "vary_mismatch"])
+            await save(data: data, response: http, requestDate: requestDate, responseDate: responseDate)
+            return (data, annotate(http, status: .miss))
+        }
+        let headers = Self.headerFields(of: http)
+        guard !isRedirected(http), let chosen = policy.variant(namedBy: headers, among: variants),
+            let key = CacheKey(request: request, varyNames: chosen.key.varyNames)
+        else {
+            state.record("miss", ["method": method, "reason": "vary_mismatch"])
+            return try await fetch(fallback: nil)
+        }
+        var reused = chosen
+        reused.key = key
+        let merged = policy.merging(headers, into: reused, requestDate: requestDate, responseDate: responseDate)
+        state.record("revalidated", ["method": method, "variant": "true"])
+        if policy.mayStore(method: method, request: directives, entry: merged) { await write(merged) }
+        if let answer = answer(with: merged, status: .revalidated, now: responseDate) { return answer }
+        return (data, annotate(http, status: .miss))
+    }
+
     /// Revalidates a stored response in an unstructured task, unless a refresh of the same entry is running
     /// (RFC 5861 §3: at most one background refresh per entry). The task inherits the caller's event observers.
     /// On a shared store, the refresh runs only in the process that wins the store's revalidation claim
