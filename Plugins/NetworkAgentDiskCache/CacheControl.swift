@@ -4,9 +4,9 @@ import Foundation
 ///
 /// Names are case-insensitive; a value is a token or a quoted string (commas inside quotes do not split). The first
 /// occurrence of a repeated directive wins (§4.2.1), except `no-cache`, whose occurrences combine: unqualified in
-/// any of them is unqualified, the field names of qualified ones add up. A delta-seconds value that is not a non-negative integer is
-/// kept as ``Seconds/invalid``, which the policy treats as the most restrictive reading; values past 2^31 are
-/// clamped to 2^31 (§1.2.2).
+/// any of them is unqualified, the field names of qualified ones add up. A delta-seconds value that is not a
+/// non-negative integer is kept as ``Seconds/invalid``, which the policy treats as the most restrictive reading;
+/// values past 2^31 are clamped to 2^31 (§1.2.2).
 struct CacheControl: Equatable, Sendable {
     /// A delta-seconds argument.
     enum Seconds: Equatable, Sendable {
