@@ -55,7 +55,7 @@ public struct NetworkAgent: Sendable {
     ///
     /// The agent adds its defaults (the `User-Agent`) and refuses headers with CR, LF or NUL. Like
     /// ``request(_:progress:)``, it reports progress only to `progress`; the response limit is the agent's
-    /// ``NetworkAgentConfiguration/maximumResponseBytes``.
+    /// ``NetworkAgentConfiguration/maximumResponseBytes`` (``send(_:for:progress:)`` applies an endpoint's).
     ///
     /// - Parameters:
     ///   - request: The request to send.
