@@ -3,9 +3,10 @@ import Foundation
 /// The directives of a `Cache-Control` header field (RFC 9111 §5.2), request or response.
 ///
 /// Names are case-insensitive; a value is a token or a quoted string (commas inside quotes do not split). The first
-/// occurrence of a repeated directive wins (§4.2.1). A delta-seconds value that is not a non-negative integer is
-/// kept as ``Seconds/invalid``, which the policy treats as the most restrictive reading; values past 2^31 are
-/// clamped to 2^31 (§1.2.2).
+/// occurrence of a repeated directive wins (§4.2.1), except `no-cache`, whose occurrences combine: unqualified in
+/// any of them is unqualified, the field names of qualified ones add up. A delta-seconds value that is not a
+/// non-negative integer is kept as ``Seconds/invalid``, which the policy treats as the most restrictive reading;
+/// values past 2^31 are clamped to 2^31 (§1.2.2).
 struct CacheControl: Equatable, Sendable {
     /// A delta-seconds argument.
     enum Seconds: Equatable, Sendable {
@@ -26,9 +27,13 @@ struct CacheControl: Equatable, Sendable {
 
     /// `no-store` (§5.2.1.5, §5.2.2.5).
     var noStore = false
-    /// `no-cache` (§5.2.1.4); in a response also the qualified form `no-cache="field"`, which this cache treats as
-    /// unqualified, as §5.2.2.4 allows.
+    /// `no-cache` (§5.2.1.4, §5.2.2.4) without field names: validate before every use. An empty list
+    /// (`no-cache=""`) counts as this, and so does any qualified `no-cache` in a request.
     var noCache = false
+    /// The lowercased field names of a response's qualified `no-cache="a, b"` (or the token form `no-cache=a`),
+    /// §5.2.2.4: the response may be reused without validation, but without these fields. Repeated qualified
+    /// directives add up; empty when the directive is absent or unqualified.
+    var noCacheFields: Set<String> = []
     /// `must-revalidate` (§5.2.2.2).
     var mustRevalidate = false
     /// `must-understand` (§5.2.2.3).
@@ -59,10 +64,15 @@ struct CacheControl: Equatable, Sendable {
     init(_ value: String?) {
         guard let value else { return }
         var seen = Set<String>()
-        for (name, argument) in Self.directives(in: value) where seen.insert(name).inserted {
+        for (name, argument) in Self.directives(in: value) {
+            if name == "no-cache" {
+                let fields = Self.fieldNames(argument)
+                if fields.isEmpty { noCache = true } else { noCacheFields.formUnion(fields) }
+                continue
+            }
+            guard seen.insert(name).inserted else { continue }
             switch name {
             case "no-store": noStore = true
-            case "no-cache": noCache = true
             case "must-revalidate": mustRevalidate = true
             case "must-understand": mustUnderstand = true
             case "public": isPublic = true
@@ -77,13 +87,20 @@ struct CacheControl: Equatable, Sendable {
             default: break
             }
         }
+        if noCache { noCacheFields = [] }
     }
 
-    /// The request's directives: `Cache-Control`, or `Pragma: no-cache` when there is no `Cache-Control`
-    /// (RFC 9111 §5.4).
+    /// The request's directives: `Cache-Control`, or `Pragma: no-cache` when there is no `Cache-Control` or this
+    /// cache understands none of its directives (RFC 9111 §5.4: Pragma is ignored when `Cache-Control` is "present
+    /// and understood").
     init(requestCacheControl: String?, pragma: String?) {
         self.init(requestCacheControl)
-        if requestCacheControl == nil, let pragma,
+        if !noCacheFields.isEmpty {
+            // A request's no-cache takes no argument (§5.2.1.4): a qualified one still asks for validation.
+            noCache = true
+            noCacheFields = []
+        }
+        if self == CacheControl(), let pragma,
             Self.directives(in: pragma).contains(where: { $0.name == "no-cache" })
         {
             noCache = true
@@ -95,6 +112,24 @@ struct CacheControl: Equatable, Sendable {
         guard let text else { return nil }
         if case .value(let seconds) = seconds(text.trimmingCharacters(in: .whitespaces)) { return seconds }
         return nil
+    }
+
+    /// The `Age` field (RFC 9111 §5.1): its first member when it holds a list (`7200, 0` on one line, or two `Age`
+    /// lines the transport joined with a comma), or `nil` when it is absent or that member is not a non-negative
+    /// integer: §5.1 asks a cache to ignore such a field.
+    static func age(_ text: String?) -> Int? {
+        guard let text else { return nil }
+        let first = text.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return deltaSeconds(String(first))
+    }
+
+    /// The lowercased names of a `#field-name` argument (`"a, b"`), without empty members.
+    private static func fieldNames(_ argument: String?) -> Set<String> {
+        guard let argument else { return [] }
+        return Set(
+            argument.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                .filter { !$0.isEmpty }
+        )
     }
 
     private static func seconds(_ argument: String?) -> Seconds {

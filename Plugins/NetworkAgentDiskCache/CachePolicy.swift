@@ -111,9 +111,10 @@ struct CachePolicy: Sendable {
         return min(maximumHeuristicLifetime, sinceModified * heuristicFraction)
     }
 
-    /// The current age (RFC 9111 §4.2.3), from the `Age` and `Date` fields and the request and response times.
+    /// The current age (RFC 9111 §4.2.3), from the `Age` and `Date` fields and the request and response times. A
+    /// list-based `Age` counts by its first member; an invalid one is ignored (§5.1).
     func currentAge(of entry: CachedEntry, now: Date) -> TimeInterval {
-        let ageValue = TimeInterval(CacheControl.deltaSeconds(entry.header("Age")) ?? 0)
+        let ageValue = TimeInterval(CacheControl.age(entry.header("Age")) ?? 0)
         let dateValue = dateValue(of: entry)
         let apparentAge = max(0, entry.responseDate.timeIntervalSince(dateValue))
         let responseDelay = max(0, entry.responseDate.timeIntervalSince(entry.requestDate))
@@ -202,6 +203,14 @@ struct CachePolicy: Sendable {
         return staleness <= window
     }
 
+    /// The header fields a stored response may be sent with when it was not validated for this use: all but
+    /// those its qualified `no-cache="a, b"` names (§5.2.2.4). After a successful validation all are sent.
+    func headersWithoutValidation(of entry: CachedEntry) -> [String: String] {
+        let withheld = CacheControl(entry.header("Cache-Control")).noCacheFields
+        guard !withheld.isEmpty else { return entry.headers }
+        return entry.headers.filter { !withheld.contains($0.key.lowercased()) }
+    }
+
     // MARK: Validation (§4.3)
 
     /// Whether the response carries a validator: an `ETag` or a `Last-Modified` date.
@@ -220,27 +229,61 @@ struct CachePolicy: Sendable {
         return conditional
     }
 
-    /// Whether a 304 applies to the stored response that was validated (§4.3.4): its `ETag` matches (weak
-    /// comparison), or failing an `ETag` its `Last-Modified` does; a 304 with no validator at all applies, since
-    /// exactly one stored response was validated.
+    /// Whether a 304 applies to the stored response that was validated, by the selection rules of §4.3.4:
+    ///
+    /// - If the 304 carries a strong validator (an `ETag` without `W/`, or a `Last-Modified` at least 60 s before its
+    ///   `Date`, RFC 9110 §8.8.2.2), one of its strong validators must be the stored response's. A new `ETag` next to
+    ///   the stored strong `Last-Modified` selects it, and the merge then stores the new `ETag`; a new `ETag` alone
+    ///   selects nothing.
+    /// - Otherwise one of its weak validators must correspond to the stored response's.
+    /// - A 304 with no validator at all applies, since exactly one stored response was validated.
+    ///
+    /// `ETag`s compare weakly (RFC 9110 §8.8.3.2); `Last-Modified` values as instants, or verbatim when either is no
+    /// HTTP-date.
     func notModified(_ headers: [String: String], matches entry: CachedEntry) -> Bool {
         func value(_ name: String) -> String? {
             headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
         }
-        if let etag = value("ETag") {
-            guard let stored = entry.header("ETag") else { return false }
-            return Self.opaqueTag(etag) == Self.opaqueTag(stored)
+        let etag = value("ETag")?.trimmingCharacters(in: .whitespaces)
+        let lastModified = value("Last-Modified")
+        guard etag != nil || lastModified != nil else { return true }
+        let etagMatches = etag.map { tag in entry.header("ETag").map { Self.opaqueTag($0) == Self.opaqueTag(tag) } }
+        let lastModifiedMatches = lastModified.map { received in
+            entry.header("Last-Modified").map { Self.sameLastModified(received, $0, of: entry) }
         }
-        if let lastModified = value("Last-Modified") {
-            guard let stored = entry.header("Last-Modified") else { return false }
-            // Dates compare as instants; values that are no HTTP-date only match themselves.
-            switch (Self.date(lastModified, of: entry), Self.date(stored, of: entry)) {
-            case (let received?, let kept?): return received == kept
-            default:
-                return lastModified.trimmingCharacters(in: .whitespaces) == stored.trimmingCharacters(in: .whitespaces)
-            }
+        let strongETag = etag.map { !$0.hasPrefix("W/") } ?? false
+        let strongLastModified =
+            lastModified.map { Self.isStrong(lastModified: $0, date: value("Date") ?? entry.header("Date"), of: entry) }
+            ?? false
+        if strongETag || strongLastModified {
+            return (strongETag && etagMatches == true) || (strongLastModified && lastModifiedMatches == true)
         }
-        return true
+        return etagMatches == true || lastModifiedMatches == true
+    }
+
+    /// Whether two `Last-Modified` values name the same instant; values that are no HTTP-date only match themselves.
+    private static func sameLastModified(_ received: String, _ stored: String, of entry: CachedEntry) -> Bool {
+        switch (date(received, of: entry), date(stored, of: entry)) {
+        case (let receivedDate?, let storedDate?): receivedDate == storedDate
+        default: received.trimmingCharacters(in: .whitespaces) == stored.trimmingCharacters(in: .whitespaces)
+        }
+    }
+
+    /// Whether a `Last-Modified` is a strong validator: at least 60 s before the response's `Date` (RFC 9110
+    /// §8.8.2.2).
+    private static func isStrong(lastModified: String, date dateText: String?, of entry: CachedEntry) -> Bool {
+        guard let modified = date(lastModified, of: entry), let dateText, let sent = date(dateText, of: entry) else {
+            return false
+        }
+        return sent.timeIntervalSince(modified) >= 60
+    }
+
+    /// The stored variant a 304 to a request validated with several variants' `ETag`s names (§4.3.1, §4.3.4): the
+    /// most recent whose `ETag` matches the 304's (weak comparison); `nil` when the 304 has no `ETag` or names none.
+    func variant(namedBy headers: [String: String], among variants: [CachedEntry]) -> CachedEntry? {
+        guard let etag = headers.first(where: { $0.key.equalsIgnoringASCIICase("ETag") })?.value else { return nil }
+        return variants.filter { $0.header("ETag").map { Self.opaqueTag($0) == Self.opaqueTag(etag) } ?? false }
+            .max { $0.responseDate < $1.responseDate }
     }
 
     /// The stored response updated with a 304's header fields (§3.2, §4.3.4) and the new exchange's times.

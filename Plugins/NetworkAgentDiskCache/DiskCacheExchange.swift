@@ -15,6 +15,8 @@ import FoundationNetworking
 struct DiskCacheExchange: Sendable {
     let plugin: DiskCachePlugin
     let request: URLRequest
+    /// The endpoint of the call, whose response limit a background refresh keeps.
+    let endpoint: any NetworkAgentEndpoint
     let method: String
     let directives: CacheControl
     let next: NetworkAgentExchange
@@ -27,14 +29,15 @@ struct DiskCacheExchange: Sendable {
     /// Whether the bodies `send` returns are the caller's stream rather than the response's bytes.
     private var bodiesAreStreamed: Bool { !isBackground && next.isStreaming }
 
-    /// Sends a request down the chain; a background refresh goes to the agent directly, buffered.
+    /// Sends a request down the chain; a background refresh goes to the agent directly, buffered, within the
+    /// endpoint's response limit (``/NetworkAgent/NetworkAgentEndpoint/maximumResponseBytes``) like the call itself.
     ///
     /// The refresh outlives the caller's call: that call may be a stream, whose `next` would open a second stream
     /// in its place, and its record of the request sent must not change after the caller was answered. So the
     /// refresh is a side request, which skips the plugins registered after the cache (there should be none: the
     /// cache goes last).
     private func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-        isBackground ? try await next.agent.send(request) : try await next(request)
+        isBackground ? try await next.agent.send(request, for: endpoint) : try await next(request)
     }
 
     // MARK: Network
@@ -97,6 +100,39 @@ struct DiskCacheExchange: Sendable {
         return (data, annotate(http, status: .miss))
     }
 
+    /// Sends a request that no stored variant matches with the `ETag`s of the stored variants (RFC 9111 §4.3.1). A
+    /// 304 naming one of them answers with that variant's body and the 304's fields, stored under this request's
+    /// key as well (§4.3.4); a 304 naming none is followed by the request without conditions; a full response is
+    /// stored like any miss.
+    func validateVariants(_ variants: [CachedEntry]) async throws -> (data: Data, response: URLResponse) {
+        var conditional = request
+        let tags = variants.compactMap { $0.header("ETag")?.trimmingCharacters(in: .whitespaces) }
+        conditional.setValue(Array(Set(tags)).sorted().joined(separator: ", "), forHTTPHeaderField: "If-None-Match")
+        let requestDate = now()
+        let (data, response) = try await send(conditional)
+        let responseDate = now()
+        guard let http = response as? HTTPURLResponse else { return (data, response) }
+        guard http.statusCode == 304 else {
+            state.record("miss", ["method": method, "reason": "vary_mismatch"])
+            await save(data: data, response: http, requestDate: requestDate, responseDate: responseDate)
+            return (data, annotate(http, status: .miss))
+        }
+        let headers = Self.headerFields(of: http)
+        guard !isRedirected(http), let chosen = policy.variant(namedBy: headers, among: variants),
+            let key = CacheKey(request: request, varyNames: chosen.key.varyNames)
+        else {
+            state.record("miss", ["method": method, "reason": "vary_mismatch"])
+            return try await fetch(fallback: nil)
+        }
+        var reused = chosen
+        reused.key = key
+        let merged = policy.merging(headers, into: reused, requestDate: requestDate, responseDate: responseDate)
+        state.record("revalidated", ["method": method, "variant": "true"])
+        if policy.mayStore(method: method, request: directives, entry: merged) { await write(merged) }
+        if let answer = answer(with: merged, status: .revalidated, now: responseDate) { return answer }
+        return (data, annotate(http, status: .miss))
+    }
+
     /// Revalidates a stored response in an unstructured task, unless a refresh of the same entry is running
     /// (RFC 5861 §3: at most one background refresh per entry). The task inherits the caller's event observers.
     /// On a shared store, the refresh runs only in the process that wins the store's revalidation claim
@@ -109,6 +145,7 @@ struct DiskCacheExchange: Sendable {
         let refresh = DiskCacheExchange(
             plugin: plugin,
             request: request,
+            endpoint: endpoint,
             method: method,
             directives: CacheControl(),
             next: next,
@@ -223,9 +260,10 @@ struct DiskCacheExchange: Sendable {
     // MARK: Answers
 
     /// A stored response as the caller sees it: its status, header fields and body, an `Age` (RFC 9111 §5.1) and
-    /// the status header; `nil` if Foundation refuses to build the response.
+    /// the status header; `nil` if Foundation refuses to build the response. Unless it was just revalidated, the
+    /// fields a qualified `no-cache` names are left out (§5.2.2.4).
     func answer(with entry: CachedEntry, status: CacheStatus, now: Date) -> (data: Data, response: URLResponse)? {
-        var headers = entry.headers
+        var headers = status == .revalidated ? entry.headers : policy.headersWithoutValidation(of: entry)
         let age = max(0, policy.currentAge(of: entry, now: now))
         for name in headers.keys where name.equalsIgnoringASCIICase("Age") { headers[name] = nil }
         headers["Age"] = String(Int(min(age, TimeInterval(CacheControl.maximumDeltaSeconds))))

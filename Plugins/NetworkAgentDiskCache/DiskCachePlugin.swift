@@ -140,6 +140,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         let exchange = DiskCacheExchange(
             plugin: self,
             request: request,
+            endpoint: endpoint,
             method: method,
             directives: directives,
             next: next
@@ -147,6 +148,10 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         let (stored, reason) = await lookup(key, request: request)
         guard let stored else {
             if directives.onlyIfCached { return exchange.onlyIfCachedFailure(reason: reason) }
+            if reason == "vary_mismatch" {
+                let variants = await variantsWithETags(key)
+                if !variants.isEmpty { return try await exchange.validateVariants(variants) }
+            }
             state.record("miss", ["method": method, "reason": reason])
             return try await exchange.fetch(fallback: nil)
         }
@@ -233,6 +238,18 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
             }
         }
         return (nil, "vary_mismatch")
+    }
+
+    /// The stored variants of a resource that carry an `ETag`, to validate a request that matches none of them
+    /// with (RFC 9111 §4.3.1); unreadable ones are left out.
+    private func variantsWithETags(_ key: CacheKey) async -> [CachedEntry] {
+        let entries: [CachedEntry]
+        if let shared = access.shared {
+            entries = (try? await shared.storedVariants(forPrimaryKey: key.primary)) ?? []
+        } else {
+            entries = store.variants(forPrimaryKey: key.primary).compactMap { try? store.entry(for: $0) }
+        }
+        return entries.filter { $0.header("ETag") != nil && !$0.key.varyNames.contains("*") }
     }
 
     /// Whether a stored variant answers a request whose key, without varying headers, is `key` (RFC 9111 §4.1).

@@ -7,9 +7,10 @@ import Foundation
 /// The one parser of the package: retry reads `Retry-After` with it, the disk cache `Date`, `Expires` and
 /// `Last-Modified`. It follows the grammar (digit counts, a real day and month name, `GMT`, a real calendar date;
 /// the weekday is not checked against the date) and matches names case-insensitively, as RFC 9111 §4.2 asks of
-/// caches. Anything else is `nil`, which each user reads its own safe way (an `Expires` in the past, no
-/// `Retry-After`). No `DateFormatter`: this is pure arithmetic on the proleptic Gregorian calendar, independent of
-/// locale and time zone.
+/// caches. The parts are separated by exactly one space, as the grammar says (`Thu, 18  Aug  2050 02:01:18 GMT` is
+/// no date); only asctime's one-digit day is padded with a second space. Anything else is `nil`, which each user
+/// reads its own safe way (an `Expires` in the past, no `Retry-After`, no heuristic from `Last-Modified`). No
+/// `DateFormatter`: this is pure arithmetic on the proleptic Gregorian calendar, independent of locale and time zone.
 package enum HTTPDate {
     private static let shortDayNames: Set<String> = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
     private static let longDayNames: Set<String> = [
@@ -22,12 +23,20 @@ package enum HTTPDate {
     /// The date an `HTTP-date` stands for, or `nil` when the text is none of its forms or names no real date.
     ///
     /// - Parameters:
-    ///   - text: The date; spaces and tabs around it are ignored.
+    ///   - text: The date; spaces and tabs around it are ignored, those inside must be the grammar's single spaces.
     ///   - now: When the value was received, to place the two-digit year of the RFC 850 form: a year that would be
     ///     more than 50 years after `now` is the most recent past year with the same last two digits.
     /// - Returns: The date, to the second.
     package static func parse(_ text: String, now: Date) -> Date? {
-        let tokens = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        let trimmed = text.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+        // Empty tokens stand for runs of spaces: they fail every part's check below.
+        var tokens = trimmed.split(separator: " ", omittingEmptySubsequences: false)
+        var asctimeDayDigits = 2...2
+        if tokens.count == 6, tokens[2].isEmpty, tokens[3].utf8.count == 1 {
+            // asctime's day is `2DIGIT / ( SP DIGIT )`: drop the padding space of a one-digit day.
+            tokens.remove(at: 2)
+            asctimeDayDigits = 1...1
+        }
         let fields: (day: Int, month: Int, year: Int, time: Substring)
         if tokens.count == 6, tokens[0].last == ",", isName(tokens[0].dropLast(), in: shortDayNames),
             isGMT(tokens[5])
@@ -48,7 +57,7 @@ package enum HTTPDate {
             fields = (day, month, fullYear(shortYear, now: now), tokens[2])
         } else if tokens.count == 5, isName(tokens[0], in: shortDayNames) {
             // asctime-date: day-name SP month SP ( 2DIGIT / ( SP DIGIT ) ) SP time-of-day SP 4DIGIT
-            guard let month = month(tokens[1]), let day = number(tokens[2], digits: 1...2),
+            guard let month = month(tokens[1]), let day = number(tokens[2], digits: asctimeDayDigits),
                 let year = number(tokens[4], digits: 4...4)
             else { return nil }
             fields = (day, month, year, tokens[3])

@@ -55,7 +55,7 @@ public struct NetworkAgent: Sendable {
     ///
     /// The agent adds its defaults (the `User-Agent`) and refuses headers with CR, LF or NUL. Like
     /// ``request(_:progress:)``, it reports progress only to `progress`; the response limit is the agent's
-    /// ``NetworkAgentConfiguration/maximumResponseBytes``.
+    /// ``NetworkAgentConfiguration/maximumResponseBytes`` (``send(_:for:progress:)`` applies an endpoint's).
     ///
     /// - Parameters:
     ///   - request: The request to send.
@@ -69,6 +69,28 @@ public struct NetworkAgent: Sendable {
         -> (data: Data, response: URLResponse)
     {
         try await sendAside(request, endpoint: nil, progress: progress)
+    }
+
+    /// Sends a ready-made request without the plugin chain within an endpoint's response limit: a side request a
+    /// plugin makes for a call, such as a cache's background refresh, keeps the limit of the call's endpoint.
+    ///
+    /// Like ``send(_:progress:)``, except that the response limit is the endpoint's
+    /// ``NetworkAgentEndpoint/maximumResponseBytes``, or else the agent's.
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - endpoint: The endpoint whose response limit applies.
+    ///   - progress: Receives this request's upload and download progress; `nil` (the default) for none.
+    /// - Returns: The body and response, whatever the status code.
+    /// - Throws: ``NetworkAgentError``.
+    public func send(
+        _ request: URLRequest,
+        for endpoint: any NetworkAgentEndpoint,
+        progress: TransferProgress.Handler? = nil
+    ) async throws
+        -> (data: Data, response: URLResponse)
+    {
+        try await sendAside(request, endpoint: endpoint, progress: progress)
     }
 
     /// Sends a side request with its own progress handler (or none), never the one of the call it is made in.

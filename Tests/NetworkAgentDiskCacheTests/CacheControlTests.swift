@@ -15,7 +15,8 @@ import Testing
 
     @Test func quotedArgumentsMayHoldCommas() {
         let control = CacheControl("no-cache=\"Set-Cookie, X-Other\", max-age=\"30\", private")
-        #expect(control.noCache)
+        #expect(!control.noCache)
+        #expect(control.noCacheFields == ["set-cookie", "x-other"])
         #expect(control.maxAge == .value(30))
         #expect(control.isPrivate)
     }
