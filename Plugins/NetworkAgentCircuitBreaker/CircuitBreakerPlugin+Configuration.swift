@@ -168,6 +168,9 @@ extension CircuitBreakerPlugin {
 
     /// The statuses that count as failures by default: every 5xx, 429 Too Many Requests (RFC 6585 §4) and
     /// 408 Request Timeout (RFC 9110 §15.5.9). Other 4xx are the caller's mistake, not the origin's trouble.
+    ///
+    /// - Parameter status: A response status code.
+    /// - Returns: Whether it counts as a failure of the origin.
     public static func isFailureStatus(_ status: Int) -> Bool {
         (500..<600).contains(status) || status == 429 || status == 408
     }
