@@ -198,11 +198,56 @@ extension CircuitBreakerPlugin {
         }
     }
 
-    /// `scheme://host:port` of a URL, lowercased, with the scheme's default port made explicit.
+    /// `scheme://host:port` of a URL, lowercased, with the scheme's default port made explicit and any user
+    /// information left out (a key is a metrics label: it must never carry a password).
+    ///
+    /// Read from the URL's text in one pass over its bytes: `URL.host` and `URL.port` on Linux cost about a
+    /// microsecond each, and the key is made on every call.
     static func origin(of url: URL?) -> String {
-        guard let url, let scheme = url.scheme?.lowercased() else { return "unknown" }
-        let host = url.host?.lowercased() ?? ""
-        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0)
-        return "\(scheme)://\(host):\(port)"
+        guard let url else { return "unknown" }
+        let text = url.absoluteString.utf8
+        guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return "unknown" }
+        let scheme = text[..<colon]
+        var start = text.index(after: colon)
+        // "//" introduces the authority.
+        for _ in 0..<2 {
+            guard start < text.endIndex, text[start] == UInt8(ascii: "/") else { return "unknown" }
+            start = text.index(after: start)
+        }
+        var end = start
+        var at: String.UTF8View.Index?
+        while end < text.endIndex {
+            let byte = text[end]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            if byte == UInt8(ascii: "@") { at = end }
+            end = text.index(after: end)
+        }
+        if let at { start = text.index(after: at) }
+        let authority = text[start..<end]
+        // The port is after the last ':' that is not inside an IPv6 literal's brackets.
+        var portColon: String.UTF8View.Index?
+        var index = authority.startIndex
+        while index < authority.endIndex {
+            let byte = authority[index]
+            if byte == UInt8(ascii: ":") { portColon = index }
+            if byte == UInt8(ascii: "]") { portColon = nil }
+            index = authority.index(after: index)
+        }
+        let host = authority[..<(portColon ?? authority.endIndex)]
+        var key = lowercased(scheme) + "://" + lowercased(host) + ":"
+        if let portColon, authority.index(after: portColon) < authority.endIndex {
+            key += String(decoding: authority[authority.index(after: portColon)...], as: UTF8.self)
+        } else {
+            let lowerScheme = lowercased(scheme)
+            key += lowerScheme == "https" ? "443" : lowerScheme == "http" ? "80" : "0"
+        }
+        return key
+    }
+
+    /// The bytes as a string, ASCII letters lowercased (copied only when there is an uppercase letter).
+    private static func lowercased(_ bytes: Substring.UTF8View) -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard bytes.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return text }
+        return text.lowercased()
     }
 }

@@ -102,6 +102,19 @@ func expectFailFast(
         #expect(CircuitBreakerPlugin.defaultClassification(.response(response)) == expected)
     }
 
+    @Test(arguments: [
+        ("http://example.com/a", "http://example.com:80"),
+        ("https://Example.COM/a?b#c", "https://example.com:443"),
+        ("HTTP://example.com:8080", "http://example.com:8080"),
+        ("https://user:secret@api.example.com:8443/x", "https://api.example.com:8443"),
+        ("http://[::1]:9000/p", "http://[::1]:9000"),
+        ("http://[::1]/p", "http://[::1]:80"),
+        ("http://127.0.0.1:5/?q=a@b", "http://127.0.0.1:5"),
+    ])
+    func theOriginKeyIsSchemeHostAndPortWithoutCredentials(url: String, key: String) {
+        #expect(CircuitBreakerPlugin.origin(of: URL(string: url)) == key)
+    }
+
     @Test func errorsAreClassified() {
         let classify = CircuitBreakerPlugin.defaultClassification
         #expect(classify(.error(NetworkAgentError(.timedOut, "late"))) == .failure)
