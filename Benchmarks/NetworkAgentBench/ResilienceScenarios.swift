@@ -321,12 +321,17 @@ enum ResilienceScenarios {
             differences.append(subject - base)
             isolated.append(try await isolatedCost(requests: context.options.quick ? 100_000 : 500_000))
         }
+        let passThrough = try await isolatedCost(
+            requests: context.options.quick ? 100_000 : 500_000,
+            plugin: PassThroughPlugin()
+        )
         var measurement = Measurement(value: isolated.median, baseline: baselines.median)
         measurement.values = isolated
         measurement.note =
             "value: CPU (user+sys) per request with - without the breaker on a transport that answers at once; "
             + "baseline: CPU per request without it on CurlTransport, \(requests) sequential GETs of the bench "
-            + "server per run; the same A/B on CurlTransport: median "
+            + "server per run; a plugin whose intercept only calls next costs "
+            + String(format: "%.2f µs", passThrough) + " the same way; the same A/B on CurlTransport: median "
             + String(
                 format: "%.1f µs, range %.1f to %.1f µs",
                 differences.median ?? .nan,
@@ -337,23 +342,37 @@ enum ResilienceScenarios {
     }
 
     /// CPU per request the breaker adds on a transport that answers at once, in µs.
-    static func isolatedCost(requests: Int) async throws -> Double {
+    static func isolatedCost(
+        requests: Int,
+        plugin: any NetworkAgentPlugin = CircuitBreakerPlugin()
+    ) async throws
+        -> Double
+    {
         let transport = InstantTransport()
         let plain = NetworkAgentProvider<BenchEndpoint>(agent: NetworkAgent(transport: transport))
-        let guarded = NetworkAgentProvider<BenchEndpoint>(
-            plugins: [.circuitBreaker()],
-            agent: NetworkAgent(transport: transport)
-        )
+        let guarded = NetworkAgentProvider<BenchEndpoint>(plugins: [plugin], agent: NetworkAgent(transport: transport))
         let endpoint = BenchEndpoint.get(URL(string: "http://127.0.0.1:9")!, path: "/item")
-        func cpu(_ provider: NetworkAgentProvider<BenchEndpoint>) async throws -> Double {
+        func cpu(_ provider: NetworkAgentProvider<BenchEndpoint>, _ count: Int) async throws -> Double {
             let before = processCPUSeconds()
-            for _ in 0..<requests { _ = try await provider.request(endpoint: endpoint) }
-            return (processCPUSeconds() - before) / Double(requests) * 1e6
+            for _ in 0..<count { _ = try await provider.request(endpoint: endpoint) }
+            return (processCPUSeconds() - before) / Double(count) * 1e6
         }
+        // Short blocks in turns, so that drift (other work on the machine) hits both sides of each pair alike.
+        let pairs = 20
+        let block = max(1, requests / pairs)
+        _ = try await cpu(plain, block)
+        _ = try await cpu(guarded, block)
         var differences: [Double] = []
-        for _ in 0..<3 {
-            let base = try await cpu(plain)
-            let subject = try await cpu(guarded)
+        for pair in 0..<pairs {
+            let base: Double
+            let subject: Double
+            if pair.isMultiple(of: 2) {
+                base = try await cpu(plain, block)
+                subject = try await cpu(guarded, block)
+            } else {
+                subject = try await cpu(guarded, block)
+                base = try await cpu(plain, block)
+            }
             differences.append(subject - base)
         }
         return differences.median ?? .nan
@@ -365,6 +384,17 @@ enum ResilienceScenarios {
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
             + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+}
+
+/// A plugin whose intercept only calls `next`: what any intercepting plugin costs, for comparison.
+struct PassThroughPlugin: NetworkAgentPlugin {
+    func intercept(
+        _ request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        next: NetworkAgentExchange
+    ) async throws -> (data: Data, response: URLResponse) {
+        try await next(request)
     }
 }
 

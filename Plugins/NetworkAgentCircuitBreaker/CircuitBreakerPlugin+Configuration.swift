@@ -234,20 +234,29 @@ extension CircuitBreakerPlugin {
             index = authority.index(after: index)
         }
         let host = authority[..<(portColon ?? authority.endIndex)]
-        var key = lowercased(scheme) + "://" + lowercased(host) + ":"
+        var key = ""
+        key.reserveCapacity(scheme.count + host.count + 12)
+        appendLowercased(scheme, to: &key)
+        key += "://"
+        appendLowercased(host, to: &key)
+        key += ":"
         if let portColon, authority.index(after: portColon) < authority.endIndex {
-            key += String(decoding: authority[authority.index(after: portColon)...], as: UTF8.self)
+            let port = authority[authority.index(after: portColon)...]
+            key += String(port) ?? String(decoding: port, as: UTF8.self)
+        } else if key.hasPrefix("https:") {
+            key += "443"
         } else {
-            let lowerScheme = lowercased(scheme)
-            key += lowerScheme == "https" ? "443" : lowerScheme == "http" ? "80" : "0"
+            key += key.hasPrefix("http:") ? "80" : "0"
         }
         return key
     }
 
-    /// The bytes as a string, ASCII letters lowercased (copied only when there is an uppercase letter).
-    private static func lowercased(_ bytes: Substring.UTF8View) -> String {
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard bytes.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return text }
-        return text.lowercased()
+    /// Appends the bytes, ASCII letters lowercased.
+    private static func appendLowercased(_ bytes: Substring.UTF8View, to key: inout String) {
+        guard bytes.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
+            key += String(bytes) ?? String(decoding: bytes, as: UTF8.self)
+            return
+        }
+        key += String(decoding: bytes, as: UTF8.self).lowercased()
     }
 }
