@@ -66,7 +66,10 @@ import FoundationNetworking
         _ = try await provider.request(endpoint: .stubbed)
         #expect(plugin.budgetTokens == 5)
         // Four 200s, then 503s again (the last answer repeats).
-        stub.stub(matching: { _ in true }, with: [.status(200), .status(200), .status(200), .status(200), .status(503)])
+        stub.stub(
+            matching: { _ in true },
+            with: [.status(200), .status(200), .status(200), .status(200), .status(503)]
+        )
         for _ in 0..<4 { _ = try await provider.request(endpoint: .stubbed) }
         #expect(plugin.budgetTokens == 7)
         // 7 → 6: retried; 6 → 5: refused.
