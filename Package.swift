@@ -12,6 +12,7 @@ let plugins: [(name: String, dependencies: [Target.Dependency])] = [
     (name: "NetworkAgentDiskCache", dependencies: []),
     (name: "NetworkAgentMetrics", dependencies: []),
     (name: "NetworkAgentRetry", dependencies: []),
+    (name: "NetworkAgentCircuitBreaker", dependencies: []),
     (name: "NetworkAgentRedisCache", dependencies: [.target(name: "NetworkAgentDiskCache"), "CHiredis"]),
 ]
 
@@ -56,6 +57,15 @@ for plugin in plugins {
             ]
         )
     )
+}
+
+// The circuit breaker's tests check it where it sits in a chain: inside the retry plugin, inside the disk cache, under
+// the metrics plugin.
+for target in targets where target.name == "NetworkAgentCircuitBreakerTests" {
+    target.dependencies += [
+        .target(name: "NetworkAgentRetry"), .target(name: "NetworkAgentDiskCache"),
+        .target(name: "NetworkAgentMetrics"),
+    ]
 }
 
 // MARK: - Transports

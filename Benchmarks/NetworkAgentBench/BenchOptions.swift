@@ -35,16 +35,19 @@ struct BenchOptions: Sendable {
     var server: ServerChoice = .automatic
     /// The scenarios to run, in the order given; empty means all of them.
     var scenarios: [String] = []
+    /// Where `overload_amplification` writes its origin-load-over-time figure (SVG), if anywhere.
+    var svgPath: String?
 
     /// The number of repetitions of every measurement.
     var repetitions: Int { quick ? 3 : 5 }
 
     static let usage = """
-        usage: networkagent-bench [--quick] [--json FILE] [--server auto|nginx|loopback] [SCENARIO...]
+        usage: networkagent-bench [--quick] [--json FILE] [--svg FILE] [--server auto|nginx|loopback] [SCENARIO...]
                networkagent-bench --list
 
           --quick          3 repetitions of smaller workloads (under a minute); the default is 5 full ones
           --json FILE      also write the results to FILE as {"scenarios": [...]}
+          --svg FILE       write overload_amplification's origin load over time to FILE (Docs/Resilience-load.svg)
           --server KIND    nginx (when installed) or the loopback server in a separate process; default auto
           --list           print the scenarios and exit
           SCENARIO...      run only these scenarios (default: all)
@@ -67,6 +70,9 @@ struct BenchOptions: Sendable {
             case "--json":
                 guard let path = remaining.popFirst() else { throw BenchUsageError("--json needs a file") }
                 options.jsonPath = path
+            case "--svg":
+                guard let path = remaining.popFirst() else { throw BenchUsageError("--svg needs a file") }
+                options.svgPath = path
             case "--server":
                 guard let value = remaining.popFirst(), let choice = ServerChoice(rawValue: value) else {
                     throw BenchUsageError("--server needs one of auto, nginx, loopback")

@@ -184,5 +184,35 @@ struct Scenario: Sendable {
             usesServer: true,
             availability: .ready(CurlMemoryScenarios.soak)
         ),
+        Scenario(
+            name: "overload_amplification",
+            summary: "origin requests per call, 64 callers x 10 calls/s against an origin answering 503 to "
+                + "everything, retry's default policy: with the default budget vs without (report); with budget and "
+                + "circuit breaker once it is open",
+            unit: "req/call",
+            goal: .valueAtMost(1.2, unit: "req/call").and(
+                .figure(ResilienceScenarios.breakerFigure, atMost: 0.05, unit: "req/call")
+            ),
+            usesServer: false,
+            availability: .ready(ResilienceScenarios.amplification)
+        ),
+        Scenario(
+            name: "breaker_recovery",
+            summary: "time from the origin healing to the first successful call through an open breaker vs the open "
+                + "interval left plus that call's round trip; no call fails after the breaker closed",
+            unit: "ms",
+            goal: .ratioAtMost(1.0).and(.count("failures after close", equals: 0)),
+            usesServer: false,
+            availability: .ready(ResilienceScenarios.recovery)
+        ),
+        Scenario(
+            name: "breaker_overhead",
+            summary: "CPU per request a closed circuit breaker adds (with - without, on a transport that answers "
+                + "at once); the same A/B on CurlTransport against the bench server in the note",
+            unit: "us",
+            goal: .valueAtMost(2, unit: "us"),
+            usesServer: true,
+            availability: .ready(ResilienceScenarios.overhead)
+        ),
     ]
 }

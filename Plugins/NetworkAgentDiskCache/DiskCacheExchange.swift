@@ -309,7 +309,9 @@ struct DiskCacheExchange: Sendable {
     }
 
     private func staleAnswerOnError(_ stored: CachedEntry, error: any Error) -> (data: Data, response: URLResponse)? {
-        guard let failure = error as? NetworkAgentError, failure.code == .transport || failure.code == .timedOut else {
+        guard let failure = error as? NetworkAgentError,
+            failure.code == .transport || failure.code == .timedOut || failure.code == .circuitOpen
+        else {
             return nil
         }
         return staleAnswer(stored, reason: "stale_if_error", detail: failure.code.description)

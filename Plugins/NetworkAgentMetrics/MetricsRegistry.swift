@@ -134,7 +134,8 @@ public final class MetricsRegistry: MetricsHandler {
     }
 
     /// Counts an event by its typed kind: retries by route, token refreshes by result, cache lookups by route and
-    /// result, and every other event by source and name.
+    /// result, circuit breaker transitions by key (and the key's state for the gauge), and every other event by
+    /// source and name.
     private func recordEvent(_ kind: NetworkAgentEvent.Kind, labels: MetricsLabels) {
         let limit = configuration.maximumSeriesPerMetric
         state.withLock { state in
@@ -146,6 +147,15 @@ public final class MetricsRegistry: MetricsHandler {
             case .cacheHit, .cacheMiss, .cacheRevalidated, .cacheStale:
                 let key = RouteResultKey(route: labels.route, method: labels.method, result: kind.name)
                 state.cacheEvents.add(1, to: key, limit: limit)
+            case .circuitStateChanged(let key, let from, let to):
+                if state.circuitStates.count < limit || state.circuitStates[key] != nil {
+                    state.circuitStates[key] = to
+                }
+                state.circuitTransitions.add(
+                    1,
+                    to: CircuitTransitionKey(key: key, from: from.rawValue, to: to.rawValue),
+                    limit: limit
+                )
             case .responseHeaders, .other:
                 state.pluginEvents.add(1, to: EventKey(source: kind.source, name: kind.name), limit: limit)
             }

@@ -1,3 +1,5 @@
+import NetworkAgent
+
 /// Turns the registry's storage into a ``MetricsSnapshot``: families in a fixed order, series sorted by labels.
 struct MetricsSnapshotBuilder {
     let configuration: MetricsConfiguration
@@ -127,7 +129,34 @@ struct MetricsSnapshotBuilder {
                 ["source", "name"],
                 state.pluginEvents
             ),
+            circuitStateFamily(state),
+            counter(
+                "networkagent_circuit_breaker_transitions_total",
+                "Circuit breaker state changes by key, from and to (event circuit_breaker.state_changed).",
+                ["key", "from", "to"],
+                state.circuitTransitions
+            ),
         ]
+    }
+
+    /// One series per circuit breaker key and state: 1 for the key's current state, 0 for the others.
+    private func circuitStateFamily(_ state: MetricsState) -> MetricsSnapshot.Family {
+        let samples = state.circuitStates.sorted { $0.key < $1.key }.flatMap { key, current in
+            NetworkAgentEvent.CircuitState.allCases.map { candidate in
+                MetricsSnapshot.Sample(
+                    labels: ["key": key, "state": candidate.rawValue],
+                    value: candidate == current ? 1 : 0
+                )
+            }
+        }
+        return MetricsSnapshot.Family(
+            name: "networkagent_circuit_breaker_state",
+            help: "The state of each circuit breaker key as last seen in a state change: 1 for the current state "
+                + "(closed, open, half_open), 0 for the others.",
+            kind: .gauge,
+            labelNames: ["key", "state"],
+            samples: samples
+        )
     }
 
     /// The latency quantiles of each route, sorted by route and method.

@@ -1,3 +1,5 @@
+import NetworkAgent
+
 /// The label values of one series, as stored by the registry: small concrete keys so that a lookup hashes a few
 /// strings and allocates nothing.
 protocol SeriesKey: Hashable, Sendable {
@@ -66,6 +68,15 @@ struct ResultKey: SeriesKey {
 
     static let overflow = ResultKey(result: overflowLabel)
     var labelValues: [String] { [result] }
+}
+
+struct CircuitTransitionKey: SeriesKey {
+    var key: String
+    var from: String
+    var to: String
+
+    static let overflow = CircuitTransitionKey(key: overflowLabel, from: overflowLabel, to: overflowLabel)
+    var labelValues: [String] { [key, from, to] }
 }
 
 struct EventKey: SeriesKey {
@@ -207,6 +218,9 @@ struct MetricsState: Sendable {
     var tokenRefreshes = CounterSeries<ResultKey>()
     var cacheEvents = CounterSeries<RouteResultKey>()
     var pluginEvents = CounterSeries<EventKey>()
+    /// The last state of each circuit breaker key, from `circuit_breaker.state_changed` events.
+    var circuitStates: [String: NetworkAgentEvent.CircuitState] = [:]
+    var circuitTransitions = CounterSeries<CircuitTransitionKey>()
     var windows: [RouteKey: Window] = [:]
     var overallWindow = Window()
 }

@@ -111,6 +111,9 @@ extension RetryPlugin {
         public var idempotentMethods: Set<String>
         /// What happens to requests with any other method.
         public var nonIdempotentMethods: NonIdempotentMethods
+        /// The retry budget shared by every call through the plugin (gRPC's token bucket), or `nil` for none: each
+        /// call then retries as its own policy allows, whatever the others see.
+        public var budget: RetryBudget?
 
         /// The default policy: every property at its named default.
         public static let `default` = Policy()
@@ -134,6 +137,7 @@ extension RetryPlugin {
         ///   - idempotentMethods: See ``idempotentMethods``; defaults to ``RetryPlugin/defaultIdempotentMethods``.
         ///   - nonIdempotentMethods: See ``nonIdempotentMethods``; defaults to
         ///     ``NonIdempotentMethods/retryWithIdempotencyKey``.
+        ///   - budget: See ``budget``; defaults to ``RetryBudget/default``, `nil` turns it off.
         public init(
             maximumAttempts: Int = RetryPlugin.defaultMaximumAttempts,
             baseDelay: Duration = RetryPlugin.defaultBaseDelay,
@@ -146,7 +150,8 @@ extension RetryPlugin {
             retryableURLErrorCodes: Set<URLError.Code> = RetryPlugin.defaultRetryableURLErrorCodes,
             retriesTimeouts: Bool = true,
             idempotentMethods: Set<String> = RetryPlugin.defaultIdempotentMethods,
-            nonIdempotentMethods: NonIdempotentMethods = .retryWithIdempotencyKey
+            nonIdempotentMethods: NonIdempotentMethods = .retryWithIdempotencyKey,
+            budget: RetryBudget? = .default
         ) {
             self.maximumAttempts = maximumAttempts
             self.baseDelay = baseDelay
@@ -160,6 +165,7 @@ extension RetryPlugin {
             self.retriesTimeouts = retriesTimeouts
             self.idempotentMethods = idempotentMethods
             self.nonIdempotentMethods = nonIdempotentMethods
+            self.budget = budget
         }
     }
 }

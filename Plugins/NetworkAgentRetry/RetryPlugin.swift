@@ -39,7 +39,9 @@ import FoundationNetworking
 /// when the server asked for too long) and `retry_vetoed`
 /// (`attempt`, `reason`, `veto`).
 ///
-/// One plugin value serves any number of concurrent calls: it keeps no state between calls.
+/// One plugin value serves any number of concurrent calls. The only state it keeps between calls is its retry
+/// budget (``Policy/budget``, gRPC's token bucket), shared by the value and its copies: once too many attempts fail,
+/// a retry is refused and the call ends with its last answer or error (`retry_throttled`).
 public struct RetryPlugin: NetworkAgentPlugin {
     /// The policy.
     public let policy: Policy
@@ -52,6 +54,8 @@ public struct RetryPlugin: NetworkAgentPlugin {
     private let shouldRetry: (@Sendable (FailedAttempt) -> Bool)?
     /// ``Policy/idempotentMethods``, uppercased.
     private let idempotentMethods: Set<String>
+    /// The shared retry budget, `nil` when ``Policy/budget`` is.
+    private let bucket: TokenBucket?
 
     /// A fresh idempotency key: a random UUID as a Structured Field string (RFC 8941 §3.3.3), quoted as the
     /// `Idempotency-Key` draft specifies, e.g. `"8e03978e-40d5-43e8-bc93-6894a57f9324"`.
@@ -98,7 +102,12 @@ public struct RetryPlugin: NetworkAgentPlugin {
         self.makeIdempotencyKey = idempotencyKey
         self.shouldRetry = shouldRetry
         self.idempotentMethods = Set(policy.idempotentMethods.map { $0.uppercased() })
+        self.bucket = policy.budget.map(TokenBucket.init)
     }
+
+    /// The tokens in the retry budget now, `nil` without one: ``RetryBudget/maximumTokens`` when nothing has
+    /// failed, retries refused at half of it or less.
+    public var budgetTokens: Double? { bucket?.content }
 
     /// Sends the request, and again after a delay for as long as the policy allows and the attempts fail in a
     /// retryable way.
@@ -130,7 +139,10 @@ public struct RetryPlugin: NetworkAgentPlugin {
             do {
                 let (data, response) = try await next(request)
                 guard let http = response as? HTTPURLResponse, policy.retryableStatusCodes.contains(http.statusCode)
-                else { return (data: data, response: response) }
+                else {
+                    bucket?.refundForSuccess()
+                    return (data: data, response: response)
+                }
                 failure = FailedAttempt(
                     number: attempt,
                     request: request,
@@ -148,12 +160,14 @@ public struct RetryPlugin: NetworkAgentPlugin {
                 failure = FailedAttempt(number: attempt, request: request, reason: reason, error: agentError)
             }
 
+            let budgetAllowsRetry = bucket?.takeForFailure() ?? true
             switch decide(after: failure, method: method, methodAllowsRetry: methodAllowsRetry) {
             case .retry(let delay, let source):
                 let delay = delay ?? backoff.delay(beforeRetry: attempt, unit: random())
                 if let stop = checkBudget(delay: delay, source: source, start: start) {
                     return try stopped(after: failure, stop: stop)
                 }
+                guard budgetAllowsRetry else { return try stopped(after: failure, stop: .retryBudget) }
                 emit(
                     .retryScheduled(delay: delay),
                     [
@@ -194,6 +208,7 @@ public struct RetryPlugin: NetworkAgentPlugin {
         case timeBudget
         case retryAfterTooLong(Duration)
         case notRetryable
+        case retryBudget
 
         /// The stable name used in events.
         var name: String {
@@ -204,6 +219,7 @@ public struct RetryPlugin: NetworkAgentPlugin {
             case .timeBudget: "time_budget"
             case .retryAfterTooLong: "retry_after_too_long"
             case .notRetryable: "not_retryable"
+            case .retryBudget: "retry_budget"
             }
         }
 
@@ -218,6 +234,7 @@ public struct RetryPlugin: NetworkAgentPlugin {
             case .retryAfterTooLong(let delay):
                 "Retry-After asks for \(RetryPlugin.milliseconds(delay)) ms, more than the policy allows"
             case .notRetryable: "the last failure is not retryable"
+            case .retryBudget: "the retry budget is spent"
             }
         }
 
@@ -284,7 +301,15 @@ public struct RetryPlugin: NetworkAgentPlugin {
         after failure: FailedAttempt,
         stop: StopReason
     ) throws -> (data: Data, response: URLResponse) {
-        if stop.isVeto {
+        if stop == .retryBudget {
+            emit(
+                Self.otherEvent("retry_throttled"),
+                [
+                    "attempt": "\(failure.number)", "reason": failure.reason.description,
+                    "tokens": bucket.map { String(format: "%.1f", $0.content) } ?? "",
+                ]
+            )
+        } else if stop.isVeto {
             emit(
                 Self.otherEvent("retry_vetoed"),
                 ["attempt": "\(failure.number)", "reason": failure.reason.description, "veto": stop.name]

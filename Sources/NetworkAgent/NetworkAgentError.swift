@@ -19,7 +19,7 @@ public struct NetworkAgentError: Error, Sendable, CustomStringConvertible {
         private enum Base: String, Sendable {
             case invalidURL, encoding, invalidHeader, transport, timedOut, cancelled, redirectFailed
             case invalidResponse, unacceptableStatus, decoding, streamOverflow
-            case invalidTimeout, responseTooLarge
+            case invalidTimeout, responseTooLarge, circuitOpen
         }
         private let base: Base
 
@@ -54,6 +54,11 @@ public struct NetworkAgentError: Error, Sendable, CustomStringConvertible {
         /// (``NetworkAgentEndpoint/maximumResponseBytes`` or ``NetworkAgentConfiguration/maximumResponseBytes``);
         /// the transfer was stopped there. `response` is the response head when it had arrived.
         public static let responseTooLarge = Code(base: .responseTooLarge)
+        /// A circuit breaker failed the call fast, unsent: its origin has been failing. `underlying` is the breaker's
+        /// own error, which says until when (`CircuitBreakerPlugin.Error` of NetworkAgentCircuitBreaker). Never
+        /// retried by the retry plugin; a cache may answer it with a stale response under `stale-if-error`, as it
+        /// does a 503.
+        public static let circuitOpen = Code(base: .circuitOpen)
 
         /// A short, stable name safe for logs and metrics labels, e.g. `timed_out`.
         public var description: String {
@@ -71,6 +76,7 @@ public struct NetworkAgentError: Error, Sendable, CustomStringConvertible {
             case .streamOverflow: "stream_overflow"
             case .invalidTimeout: "invalid_timeout"
             case .responseTooLarge: "response_too_large"
+            case .circuitOpen: "circuit_open"
             }
         }
     }

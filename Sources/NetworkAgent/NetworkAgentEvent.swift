@@ -39,6 +39,9 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
         /// A cache served a stored response past its freshness, as the request or the response allowed
         /// (`cache.stale`).
         case cacheStale
+        /// A circuit breaker moved the circuit of `key` (an origin, a route) from one state to another
+        /// (`circuit_breaker.state_changed`).
+        case circuitStateChanged(key: String, from: CircuitState, to: CircuitState)
         /// Any other event, known to people by its stable lowercase source and name.
         case other(source: String, name: String)
 
@@ -49,6 +52,7 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
             case .retryScheduled: "retry"
             case .tokenRefresh: "token_refresh"
             case .cacheHit, .cacheMiss, .cacheRevalidated, .cacheStale: "cache"
+            case .circuitStateChanged: "circuit_breaker"
             case .other(let source, _): source
             }
         }
@@ -63,9 +67,23 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
             case .cacheMiss: "miss"
             case .cacheRevalidated: "revalidated"
             case .cacheStale: "stale"
+            case .circuitStateChanged: "state_changed"
             case .other(_, let name): name
             }
         }
+    }
+
+    /// The state of a circuit breaker's circuit, as carried by ``Kind/circuitStateChanged(key:from:to:)``.
+    public enum CircuitState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// Calls go through; their outcomes are counted.
+        case closed
+        /// Calls fail fast without reaching the server, until the open interval ends.
+        case open
+        /// A bounded number of probe calls go through; their outcomes close or re-open the circuit.
+        case halfOpen = "half_open"
+
+        /// The stable lowercase name: `closed`, `open` or `half_open`.
+        public var description: String { rawValue }
     }
 
     /// What happened, as a typed value.

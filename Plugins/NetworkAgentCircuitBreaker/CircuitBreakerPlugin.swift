@@ -1,0 +1,264 @@
+public import Foundation
+public import NetworkAgent
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// Fails calls fast while their origin is failing, so that a fleet of clients stops sending it load it cannot take,
+/// and lets a few probes through after an open interval to find out when it has healed.
+///
+/// Register it with `.circuitBreaker()` (see
+/// ``NetworkAgent/NetworkAgentPlugin/circuitBreaker(_:clock:random:now:)``), innermost but for the disk cache's
+/// position (see Docs/Resilience.md): every attempt a retry plugin makes then passes through it, and a cache outside
+/// it may answer a fail-fast with a stale copy (`stale-if-error`).
+///
+/// Each key (by default the request's origin, `scheme://host:port`, see ``Key``) has its own circuit:
+/// - **closed**: calls go through; their outcomes fill a sliding window (``Window``, the last 100 calls by default).
+///   Once it holds ``Configuration/minimumCalls``, a failure rate at or above ``Configuration/failureRateThreshold``
+///   (50 %) or a slow-call rate at or above ``Configuration/slowCallRateThreshold`` opens the circuit.
+/// - **open**: calls fail at once, unsent, with a ``/NetworkAgent/NetworkAgentError`` of code
+///   ``/NetworkAgent/NetworkAgentError/Code/circuitOpen`` whose `underlying` ``Error`` says until when.
+///   After ``Configuration/openInterval`` (60 s, plus up to ``Configuration/openIntervalJitter``) the circuit becomes
+/// - **half-open**: ``Configuration/probeCalls`` calls go through (the others fail fast); once they all have an
+///   outcome, the circuit closes if their rates are under the thresholds and opens again otherwise.
+///
+/// What counts as a failure is ``Configuration/classify`` (by default: 5xx, 429, 408, timeouts and transport
+/// failures; cancellations are not counted; other responses are successes).
+///
+/// Every change of state is emitted as a ``/NetworkAgent/NetworkAgentEvent`` of kind
+/// ``/NetworkAgent/NetworkAgentEvent/Kind/circuitStateChanged(key:from:to:)`` (logged as
+/// `circuit_breaker.state_changed`, a gauge and a counter in the metrics plugin), every fail-fast as
+/// `circuit_breaker.rejected` with the key.
+///
+/// Thread-safe: copies of one plugin value share their circuits; every state change happens under one lock.
+public struct CircuitBreakerPlugin: NetworkAgentPlugin {
+    /// The configuration.
+    public let configuration: Configuration
+    private let circuits: Circuits
+    private let elapsed: @Sendable () -> Duration
+    private let now: @Sendable () -> Date
+    private let random: @Sendable () -> Double
+
+    /// Creates a circuit breaker whose circuits all start closed.
+    ///
+    /// - Parameters:
+    ///   - configuration: Thresholds, window, open interval, probes, key and classification; defaults to
+    ///     ``Configuration/default``.
+    ///   - clock: Measures the window, call durations and the open interval; defaults to `ContinuousClock`. Tests
+    ///     pass a `ManualClock` from NetworkAgentTesting.
+    ///   - random: Returns a value in `0...1` for the jitter of the open interval; defaults to the system's
+    ///     generator.
+    ///   - now: The wall clock, for ``Error/openUntil``; defaults to `Date()`.
+    public init(
+        configuration: Configuration = .default,
+        clock: any Clock<Duration> = ContinuousClock(),
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.configuration = configuration
+        self.circuits = Circuits(settings: CircuitStateMachine.Settings(configuration))
+        self.elapsed = clock.stopwatch()
+        self.now = now
+        self.random = random
+    }
+
+    /// The state of the circuit of `key`; `closed` for a key no call has used yet.
+    ///
+    /// - Parameter key: The key, as ``Configuration/key`` makes it (e.g. `http://127.0.0.1:8080`).
+    /// - Returns: The state now. An open circuit whose interval has ended reads `open` until the next call moves it
+    ///   to half-open.
+    public func state(forKey key: String) -> NetworkAgentEvent.CircuitState {
+        circuits.state(forKey: key)
+    }
+
+    /// The key of a request under this plugin's configuration.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - endpoint: Its endpoint.
+    /// - Returns: The key of its circuit.
+    public func key(for request: URLRequest, endpoint: any NetworkAgentEndpoint) -> String {
+        configuration.key.make(request, endpoint)
+    }
+
+    /// Sends the request when its circuit lets it through, and counts the outcome.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - endpoint: The endpoint the call was made with.
+    ///   - next: The rest of the exchange, called at most once.
+    /// - Returns: What `next` returns.
+    /// - Throws: ``/NetworkAgent/NetworkAgentError`` with code ``/NetworkAgent/NetworkAgentError/Code/circuitOpen`` when
+    ///   the circuit is open (nothing sent), its `underlying` error an ``Error`` that says until when (see
+    ///   ``/NetworkAgent/NetworkAgentError/circuitBreakerError``); otherwise what `next` throws, unchanged.
+    public func intercept(
+        _ request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        next: NetworkAgentExchange
+    ) async throws -> (data: Data, response: URLResponse) {
+        let key = configuration.key.make(request, endpoint)
+        let start = elapsed()
+        let (permission, transition) = circuits.acquire(key, at: start)
+        if let transition { emit(transition, key: key) }
+        guard case .permitted(let ticket) = permission else {
+            guard case .rejected(let until) = permission else { throw rejection(key: key, until: nil, at: start) }
+            throw rejection(key: key, until: until, at: start)
+        }
+        let classification: Classification
+        let result: (data: Data, response: URLResponse)
+        do {
+            result = try await next(request)
+            if let http = result.response as? HTTPURLResponse {
+                classification = configuration.classify(.response(http))
+            } else {
+                classification = .success
+            }
+        } catch {
+            record(Task.isCancelled ? .ignored : configuration.classify(.error(error)), key, ticket, start)
+            throw error
+        }
+        record(classification, key, ticket, start)
+        return result
+    }
+
+    private func record(
+        _ classification: Classification,
+        _ key: String,
+        _ ticket: CircuitStateMachine.Ticket,
+        _ start: Duration
+    ) {
+        let end = elapsed()
+        let outcome: CircuitStateMachine.Outcome =
+            switch classification {
+            case .success: .success
+            case .failure: .failure
+            case .ignored: .ignored
+            }
+        let slow = end - start >= configuration.slowCallDuration
+        if let transition = circuits.record(outcome, slow: slow, key: key, ticket: ticket, at: end, random: random) {
+            emit(transition, key: key)
+        }
+    }
+
+    private func rejection(key: String, until: Duration?, at time: Duration) -> NetworkAgentError {
+        let error = breakerError(key: key, until: until, at: time)
+        return NetworkAgentError(.circuitOpen, error.message, underlying: error)
+    }
+
+    private func breakerError(key: String, until: Duration?, at time: Duration) -> Error {
+        if NetworkAgentEvents.hasObservers {
+            NetworkAgentEvents.emit(
+                NetworkAgentEvent(.other(source: "circuit_breaker", name: "rejected"), attributes: ["key": key])
+            )
+        }
+        guard let until else {
+            return Error(.open, "the circuit of \(key) is half-open and its probes are in flight", key: key)
+        }
+        let remaining = max(.zero, until - time)
+        let date = now().addingTimeInterval(remaining.timeInterval)
+        return Error(
+            .open,
+            "the circuit of \(key) is open for another \(remaining.roundedMilliseconds) ms",
+            key: key,
+            retryAfter: remaining,
+            openUntil: date
+        )
+    }
+
+    private func emit(_ transition: CircuitStateMachine.Transition, key: String) {
+        guard NetworkAgentEvents.hasObservers else { return }
+        var attributes = ["key": key, "from": transition.from.rawValue, "to": transition.to.rawValue]
+        if let until = transition.openUntil {
+            attributes["open_ms"] = "\(max(.zero, until - elapsed()).roundedMilliseconds)"
+        }
+        NetworkAgentEvents.emit(
+            NetworkAgentEvent(
+                .circuitStateChanged(key: key, from: transition.from, to: transition.to),
+                attributes: attributes
+            )
+        )
+    }
+}
+
+extension CircuitBreakerPlugin {
+    /// The circuits of one plugin value and its copies, by key, under one lock.
+    final class Circuits: Sendable {
+        private let settings: CircuitStateMachine.Settings
+        private let machines = Locked<[String: CircuitStateMachine]>([:])
+
+        init(settings: CircuitStateMachine.Settings) {
+            self.settings = settings
+        }
+
+        func state(forKey key: String) -> NetworkAgentEvent.CircuitState {
+            machines.withLock { $0[key]?.state ?? .closed }
+        }
+
+        func acquire(
+            _ key: String,
+            at now: Duration
+        ) -> (CircuitStateMachine.Permission, CircuitStateMachine.Transition?) {
+            machines.withLock { machines in
+                machines[key, default: CircuitStateMachine(settings: settings)].acquire(at: now)
+            }
+        }
+
+        func record(
+            _ outcome: CircuitStateMachine.Outcome,
+            slow: Bool,
+            key: String,
+            ticket: CircuitStateMachine.Ticket,
+            at now: Duration,
+            random: () -> Double
+        ) -> CircuitStateMachine.Transition? {
+            machines.withLock { machines in
+                machines[key]?.record(outcome, slow: slow, ticket: ticket, at: now, jitterUnit: random)
+            }
+        }
+    }
+}
+
+extension NetworkAgentError {
+    /// The circuit breaker's detail of a ``/NetworkAgent/NetworkAgentError/Code/circuitOpen`` error: the key, and
+    /// until when the circuit stays open; `nil` for any other error.
+    ///
+    /// ```swift
+    /// import NetworkAgentCircuitBreaker
+    ///
+    /// do {
+    ///     _ = try await provider.request(endpoint: .posts)
+    /// } catch let error as NetworkAgentError where error.code == .circuitOpen {
+    ///     print("back at", error.circuitBreakerError?.openUntil ?? .distantFuture)
+    /// }
+    /// ```
+    public var circuitBreakerError: CircuitBreakerPlugin.Error? {
+        underlying as? CircuitBreakerPlugin.Error
+    }
+}
+
+extension NetworkAgentPlugin where Self == CircuitBreakerPlugin {
+    /// A circuit breaker that fails calls fast while their origin is failing; see ``CircuitBreakerPlugin``.
+    ///
+    /// ```swift
+    /// import NetworkAgentCircuitBreaker
+    ///
+    /// let provider = NetworkAgentProvider<Api>(plugins: [.retry(), .circuitBreaker(), .validate()])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - configuration: Thresholds, window, open interval, probes, key and classification; defaults to
+    ///     ``CircuitBreakerPlugin/Configuration/default``.
+    ///   - clock: The clock of the window and the open interval; defaults to `ContinuousClock`.
+    ///   - random: A source of values in `0...1` for the open interval's jitter; defaults to the system's generator.
+    ///   - now: The wall clock for ``CircuitBreakerPlugin/Error/openUntil``; defaults to `Date()`.
+    /// - Returns: A ``CircuitBreakerPlugin``.
+    public static func circuitBreaker(
+        _ configuration: CircuitBreakerPlugin.Configuration = .default,
+        clock: any Clock<Duration> = ContinuousClock(),
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) -> CircuitBreakerPlugin {
+        CircuitBreakerPlugin(configuration: configuration, clock: clock, random: random, now: now)
+    }
+}
