@@ -5,7 +5,7 @@ import NetworkAgentDiskCache
 import NetworkAgentMetrics
 import NetworkAgentRetry
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -50,21 +50,21 @@ import FoundationNetworking
         let clock = ManualClock()
         let breaker = CircuitBreakerPlugin.circuitBreaker(Self.configuration, clock: clock)
         let provider = Self.provider([breaker])
-        let log = BreakerEventLog()
+        let log = EventRecorder()
         for _ in 0..<4 {
-            let (_, response) = try await log.record { try await provider.request(endpoint: origin.endpoint) }
+            let (_, response) = try await log.observing { try await provider.request(endpoint: origin.endpoint) }
             #expect((response as? HTTPURLResponse)?.statusCode == 503)
         }
         // Open: fail fast, nothing reaches the origin, even once it has healed.
         origin.healthy.withLock { $0 = true }
         for _ in 0..<5 {
-            await expectFailFast { try await log.record { try await provider.request(endpoint: origin.endpoint) } }
+            await expectFailFast { try await log.observing { try await provider.request(endpoint: origin.endpoint) } }
         }
         #expect(origin.server.requestCount == 4)
         // After the open interval two probes go through, and close the circuit.
         clock.advance(by: .seconds(30))
         for _ in 0..<5 {
-            let (data, _) = try await log.record { try await provider.request(endpoint: origin.endpoint) }
+            let (data, _) = try await log.observing { try await provider.request(endpoint: origin.endpoint) }
             #expect(String(decoding: data, as: UTF8.self) == "ok")
         }
         #expect(origin.server.requestCount == 9)

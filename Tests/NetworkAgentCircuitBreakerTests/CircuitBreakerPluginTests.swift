@@ -20,23 +20,12 @@ struct BreakerEndpoint: NetworkAgentEndpoint {
     static let stubbed = BreakerEndpoint(baseURL: URL(string: "http://stub.invalid")!)
 }
 
-/// Collects the events emitted inside the calls it wraps.
-final class BreakerEventLog: Sendable {
-    private let events = Locked<[NetworkAgentEvent]>([])
-
-    var all: [NetworkAgentEvent] { events.withLock { $0 } }
-
-    /// The transitions, in order, as `from>to`.
+extension EventRecorder {
+    /// The circuit transitions recorded, in order, as `from>to`.
     var transitions: [String] {
-        all.compactMap { event in
+        events.compactMap { event in
             guard case .circuitStateChanged(_, let from, let to) = event.kind else { return nil }
             return "\(from)>\(to)"
-        }
-    }
-
-    func record<Result>(_ operation: () async throws -> Result) async rethrows -> Result {
-        try await NetworkAgentEvents.observing({ event in self.events.withLock { $0.append(event) } }) {
-            try await operation()
         }
     }
 }
@@ -132,16 +121,16 @@ func expectFailFast(
         let clock = ManualClock()
         let breaker = CircuitBreakerPlugin.circuitBreaker(Self.small(), clock: clock, now: { clock.date })
         let provider = Self.provider(stub, [breaker])
-        let log = BreakerEventLog()
+        let log = EventRecorder()
         for _ in 0..<4 {
-            let (_, response) = try await log.record { try await provider.request(endpoint: .stubbed) }
+            let (_, response) = try await log.observing { try await provider.request(endpoint: .stubbed) }
             #expect((response as? HTTPURLResponse)?.statusCode == 503)
         }
         #expect(log.transitions == ["closed>open"])
         #expect(breaker.state(forKey: "http://stub.invalid:80") == .open)
         clock.advance(by: .seconds(4))
         let thrown = await #expect(throws: NetworkAgentError.self) {
-            try await log.record { try await provider.request(endpoint: .stubbed) }
+            try await log.observing { try await provider.request(endpoint: .stubbed) }
         }
         #expect(thrown?.code == .circuitOpen)
         let error = thrown?.circuitBreakerError
@@ -150,19 +139,19 @@ func expectFailFast(
         #expect(error?.retryAfter == .seconds(6))
         #expect(error?.openUntil == clock.startDate.addingTimeInterval(10))
         #expect(stub.requests.count == 4)
-        #expect(log.all.filter { $0.name == "rejected" }.count == 1)
+        #expect(log.events.filter { $0.name == "rejected" }.count == 1)
     }
 
     @Test func probesCloseTheCircuitOnceTheOriginHeals() async throws {
         let stub = StubTransport(fallback: .status(503))
         let clock = ManualClock()
         let provider = Self.provider(stub, [CircuitBreakerPlugin.circuitBreaker(Self.small(), clock: clock)])
-        let log = BreakerEventLog()
+        let log = EventRecorder()
         for _ in 0..<4 { _ = try await provider.request(endpoint: .stubbed) }
         stub.stub(url: URL(string: "http://stub.invalid/")!, with: .status(200), .status(200), .status(200))
         clock.advance(by: .seconds(10))
         for _ in 0..<3 {
-            let (_, response) = try await log.record { try await provider.request(endpoint: .stubbed) }
+            let (_, response) = try await log.observing { try await provider.request(endpoint: .stubbed) }
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
         }
         #expect(log.transitions == ["open>half_open", "half_open>closed"])
@@ -173,10 +162,10 @@ func expectFailFast(
         let clock = ManualClock()
         let breaker = CircuitBreakerPlugin.circuitBreaker(Self.small(probes: 1), clock: clock)
         let provider = Self.provider(stub, [breaker])
-        let log = BreakerEventLog()
+        let log = EventRecorder()
         for _ in 0..<4 { _ = try await provider.request(endpoint: .stubbed) }
         clock.advance(by: .seconds(10))
-        _ = try await log.record { try await provider.request(endpoint: .stubbed) }
+        _ = try await log.observing { try await provider.request(endpoint: .stubbed) }
         #expect(log.transitions == ["open>half_open", "half_open>open"])
         await expectFailFast { try await provider.request(endpoint: .stubbed) }
         #expect(stub.requests.count == 5)
@@ -264,8 +253,8 @@ func expectFailFast(
         let clock = ManualClock()
         let breaker = CircuitBreakerPlugin.circuitBreaker(Self.small(minimumCalls: 20), clock: clock)
         let provider = Self.provider(stub, [breaker])
-        let log = BreakerEventLog()
-        try await log.record {
+        let log = EventRecorder()
+        try await log.observing {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<200 {
                     group.addTask { _ = try? await provider.request(endpoint: .stubbed) }
@@ -277,6 +266,6 @@ func expectFailFast(
         // Calls already past the breaker when it opened still reach the stub; none started after it.
         #expect(stub.requests.count >= 20)
         #expect(stub.requests.count < 200)
-        #expect(log.all.filter { $0.name == "rejected" }.count == 200 - stub.requests.count)
+        #expect(log.events.filter { $0.name == "rejected" }.count == 200 - stub.requests.count)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -41,7 +41,7 @@ import FoundationNetworking
         cache.clock.advance(by: .seconds(30))
         cache.respond { _, now in .cached(refreshedBody, at: now, [("Cache-Control", Self.directives)]) }
         // Observed, so the background refresh reports to the harness's event log too.
-        let (data, response) = try await cache.events.observe { try await provider.request(endpoint: endpoint) }
+        let (data, response) = try await cache.recorder.observing { try await provider.request(endpoint: endpoint) }
         #expect(String(decoding: data, as: UTF8.self) == "v1")
         #expect(CacheStatus(response: response) == .stale)
         #expect(await eventually { cache.requestCount == 2 })

@@ -2,7 +2,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentRetry
 import NetworkAgentTestServer
-import NetworkAgentTestTransports
+import NetworkAgentTestSupport
 import NetworkAgentTesting
 import Testing
 
@@ -32,17 +32,17 @@ import FoundationNetworking
         let stub = StubTransport(fallback: .status(503))
         let plugin = Self.plugin()
         let provider = Self.provider(plugin, stub)
-        let log = EventLog()
+        let log = EventRecorder()
         // 10 tokens: the failures take them to 9, 8, 7, 6, 5; at 5 (not more than half) the retry is refused.
-        let (_, response) = try await log.record { try await provider.request(endpoint: .stubbed) }
+        let (_, response) = try await log.observing { try await provider.request(endpoint: .stubbed) }
         #expect(response.status == 503)
         #expect(stub.requests.count == 5)
         #expect(plugin.budgetTokens == 5)
-        let throttled = log.retry.filter { $0.name == "retry_throttled" }
+        let throttled = log.events(from: "retry", named: "retry_throttled")
         #expect(throttled.count == 1)
         #expect(throttled.first?.attributes["attempt"] == "5")
         #expect(throttled.first?.attributes["reason"] == "status_503")
-        #expect(log.retry.filter { $0.name == "retry_exhausted" }.isEmpty)
+        #expect(log.events(from: "retry", named: "retry_exhausted").isEmpty)
         // The next call is not retried at all.
         _ = try await provider.request(endpoint: .stubbed)
         #expect(stub.requests.count == 6)
