@@ -37,16 +37,16 @@ final class CurlEngine: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let share: UnsafeMutableRawPointer?
     private let configuration: CurlTransport.Configuration
-    private let commands = CurlLock<[Command]>([])
+    private let commands = Locked<[Command]>([])
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var pool: [CurlEasyHandle] = []
     private var streamsAwaitingHeads: [ObjectIdentifier: CurlTransfer] = [:]
     /// The transport released the engine: the loop ends when the last transfer has.
     private var released = false
     /// Pauses of streamed transfers for a slow consumer, in total (read by tests).
-    let pauses = CurlLock(0)
+    let pauses = Locked(0)
     /// Transfers on the multi handle now (read by tests: nothing left behind after a call).
-    let activeCount = CurlLock(0)
+    let activeCount = Locked(0)
 
     init?(configuration: CurlTransport.Configuration) {
         guard let multi = curl_multi_init() else { return nil }
