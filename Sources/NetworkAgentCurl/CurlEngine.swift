@@ -34,9 +34,31 @@ final class CurlEngine: @unchecked Sendable {
         case release
     }
 
+    /// A libcurl multi call the engine makes in its loop.
+    enum MultiCall: Sendable {
+        case perform, poll
+    }
+
+    /// Seams for the tests of faults this machine's libcurl cannot be made to show, and where the engine logs.
+    struct Hooks: Sendable {
+        /// Replaces libcurl's result for an easy option (a libcurl that refuses pinning, say); `nil` keeps libcurl's.
+        var optionResult: (@Sendable (CURLoption) -> CURLcode?)?
+        /// Replaces a multi call and its result (a failing `curl_multi_poll`, say); `nil` makes the real call.
+        var multiResult: (@Sendable (MultiCall) -> CURLMcode?)?
+        /// Where the engine reports what it goes on without (a refused tuning option, once per option).
+        var log: @Sendable (String) -> Void = { message in
+            FileHandle.standardError.write(Data("NetworkAgentCurl: \(message)\n".utf8))
+        }
+    }
+
     private let multi: UnsafeMutableRawPointer
     private let share: UnsafeMutableRawPointer?
     private let configuration: CurlTransport.Configuration
+    private let hooks: Hooks
+    /// The options whose refusal was logged (engine thread).
+    private var loggedOptions: Set<UInt32> = []
+    /// `curl_multi_poll` failures in a row: the loop backs off instead of spinning on a broken multi handle.
+    private var pollFailures = 0
     private let commands = Locked<[Command]>([])
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var pool: [CurlEasyHandle] = []
@@ -48,25 +70,37 @@ final class CurlEngine: @unchecked Sendable {
     /// Transfers on the multi handle now (read by tests: nothing left behind after a call).
     let activeCount = Locked(0)
 
-    init?(configuration: CurlTransport.Configuration) {
+    init?(configuration: CurlTransport.Configuration, hooks: Hooks = Hooks()) {
         guard let multi = curl_multi_init() else { return nil }
         self.multi = multi
         self.configuration = configuration
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost)
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maximumConnections)
+        self.hooks = hooks
+        // The multi handle's limits tune connection use: a libcurl that refuses one still sends every request
+        // correctly, so a refusal is logged (once per transport) and the transport goes on.
+        var refusals: [String] = []
+        func set(_ option: CURLMoption, _ name: String, _ value: Int) {
+            let result = ccurl_multi_setopt_long(multi, option, value)
+            if result != CURLM_OK { refusals.append("\(name) (libcurl multi error \(result.rawValue))") }
+        }
+        set(CURLMOPT_PIPELINING, "CURLMOPT_PIPELINING", CURLPIPE_MULTIPLEX)
+        set(CURLMOPT_MAX_HOST_CONNECTIONS, "CURLMOPT_MAX_HOST_CONNECTIONS", configuration.maximumConnectionsPerHost)
+        set(CURLMOPT_MAX_TOTAL_CONNECTIONS, "CURLMOPT_MAX_TOTAL_CONNECTIONS", configuration.maximumConnections)
         // libcurl opens a new connection past 100 streams on one (its default), even with PIPEWAIT.
-        _ = ccurl_multi_setopt_long(
-            multi,
+        set(
             CURLMOPT_MAX_CONCURRENT_STREAMS,
+            "CURLMOPT_MAX_CONCURRENT_STREAMS",
             configuration.maximumStreamsPerConnection
         )
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(configuration.maximumConnections, 1))
+        set(CURLMOPT_MAXCONNECTS, "CURLMOPT_MAXCONNECTS", max(configuration.maximumConnections, 1))
         if configuration.cookies != .none, let share = curl_share_init() {
-            _ = ccurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE))
+            let result = ccurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE))
+            if result != CURLSHE_OK { refusals.append("CURLSHOPT_SHARE (libcurl share error \(result.rawValue))") }
             self.share = share
         } else {
             self.share = nil
+        }
+        if !refusals.isEmpty {
+            hooks.log("libcurl \(CurlRuntime.version) refused \(refusals.joined(separator: ", ")); going on without")
         }
         // The block holds the engine weakly: the loop's own frame keeps it alive until the loop ends (released by
         // its transport, nothing in flight), then the engine goes away with its last user (a body's callbacks).
@@ -116,7 +150,8 @@ final class CurlEngine: @unchecked Sendable {
                 }
             }
             incoming.removeAll(keepingCapacity: true)
-            curl_multi_perform(multi, &running)
+            let performed = hooks.multiResult?(.perform) ?? curl_multi_perform(multi, &running)
+            if performed != CURLM_OK { failAll(call: "curl_multi_perform", code: performed) }
             drainMessages()
             if released && active.isEmpty {
                 pool.removeAll()
@@ -124,8 +159,28 @@ final class CurlEngine: @unchecked Sendable {
             }
             let timeout = expireHeadDeadlines()
             var ready: Int32 = 0
-            curl_multi_poll(multi, nil, 0, timeout, &ready)
+            let polled = hooks.multiResult?(.poll) ?? curl_multi_poll(multi, nil, 0, timeout, &ready)
+            if polled == CURLM_OK {
+                pollFailures = 0
+            } else {
+                // A poll that fails returns at once: without a pause the loop would spin on the broken handle.
+                failAll(call: "curl_multi_poll", code: polled)
+                pollFailures += 1
+                usleep(UInt32(min(1000, 10 << min(pollFailures, 7))) * 1000)
+            }
         }
+    }
+
+    /// A multi call failed: every transfer on the handle fails with its error (the transfers of the next pass try
+    /// again, and fail the same way while the handle stays broken).
+    private func failAll(call: String, code: CURLMcode) {
+        guard !active.isEmpty else { return }
+        let facts = CurlTransport.Error(
+            .engineFailed,
+            curlMultiCode: Int(code.rawValue),
+            detail: "\(call): \(String(cString: curl_multi_strerror(code)))"
+        )
+        for transfer in Array(active.values) { stop(transfer, .engineFailed(facts)) }
     }
 
     private func drainMessages() {
@@ -174,7 +229,25 @@ final class CurlEngine: @unchecked Sendable {
         }
         transfer.easy = easy
         transfer.engine = self
-        CurlOptions.apply(to: transfer, easy: easy, configuration: configuration, share: share)
+        let options = CurlOptions.apply(
+            to: transfer,
+            easy: easy,
+            configuration: configuration,
+            share: share,
+            override: hooks.optionResult
+        )
+        for (option, code) in options.ignored where loggedOptions.insert(option.rawValue).inserted {
+            hooks.log(
+                "libcurl \(CurlRuntime.version) refused \(CurlOptions.name(of: option)) (libcurl error "
+                    + "\(code.rawValue): \(String(cString: curl_easy_strerror(code)))); requests go on without it"
+            )
+        }
+        if let (option, code) = options.refused {
+            // Fail closed: nothing was sent, and nothing will be.
+            recycle(transfer)
+            fail(transfer, with: CurlErrors.refused(option, code: code, request: transfer.request))
+            return
+        }
         guard curl_multi_add_handle(multi, easy.pointer) == CURLM_OK else {
             recycle(transfer)
             fail(transfer, with: CurlErrors.engineError("libcurl refused the transfer", request: transfer.request))

@@ -30,6 +30,8 @@ final class CurlTransfer: @unchecked Sendable {
         case responseTooLarge(limit: Int)
         /// The consumer of a streamed body went away.
         case consumerGone
+        /// libcurl's multi handle failed.
+        case engineFailed(CurlTransport.Error)
     }
 
     /// Where the response goes.

@@ -56,9 +56,14 @@ public final class CurlTransport: HTTPTransport {
     /// Creates a transport with its own engine thread and connections.
     ///
     /// - Parameter configuration: Connection limits, timeouts, TLS, proxy, cookies and redirects.
-    public init(configuration: Configuration = Configuration()) {
+    public convenience init(configuration: Configuration = Configuration()) {
+        self.init(configuration: configuration, hooks: CurlEngine.Hooks())
+    }
+
+    /// Creates a transport whose engine uses `hooks` (tests: faults of libcurl this machine's cannot show).
+    init(configuration: Configuration, hooks: CurlEngine.Hooks) {
         self.configuration = configuration
-        engine = CurlRuntime.availability == nil ? CurlEngine(configuration: configuration) : nil
+        engine = CurlRuntime.availability == nil ? CurlEngine(configuration: configuration, hooks: hooks) : nil
     }
 
     deinit {
