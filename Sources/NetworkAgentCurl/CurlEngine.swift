@@ -22,16 +22,31 @@ import Darwin
 /// reused (`curl_easy_reset`); connections stay in the multi handle's connection cache for keep-alive and HTTP/2
 /// multiplexing.
 final class CurlEngine: @unchecked Sendable {
-    // @unchecked Sendable: `commands` is guarded by its lock; `multi` is used by other threads only through
-    // curl_multi_wakeup, which libcurl documents as callable from any thread; everything else (`active`, `pool`,
-    // `streamsAwaitingHeads`, the share handle) is touched only on the engine thread, or after it has ended.
+    // @unchecked Sendable: `inbox` is guarded by its lock; `multi` is used by other threads only through
+    // curl_multi_wakeup (which libcurl documents as callable from any thread), called under that lock and only while
+    // `inbox.exited` is false: the thread sets it under the lock before it frees the handles. Everything else
+    // (`active`, `pool`, `streamsAwaitingHeads`, the share handle) is touched only on the engine thread, or in
+    // `deinit` when the thread never ran its loop.
 
-    enum Command {
+    enum Command: Sendable {
         case add(CurlTransfer)
         case stop(CurlTransfer, CurlTransfer.Stop)
         case unpause(CurlTransfer)
         /// The transport is gone: end the thread once nothing is in flight.
         case release
+        /// ``CurlTransport/shutdown()``: fail what is in flight, then end the thread.
+        case shutdown
+    }
+
+    /// What other threads share with the engine thread, under one lock.
+    struct Inbox {
+        var commands: [Command] = []
+        /// Shut down (or its thread ended): new transfers are refused.
+        var closed = false
+        /// The thread has ended its loop.
+        var exited = false
+        /// Callers of ``shutdown()`` waiting for the thread to end.
+        var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     /// A libcurl multi call the engine makes in its loop.
@@ -59,7 +74,7 @@ final class CurlEngine: @unchecked Sendable {
     private var loggedOptions: Set<UInt32> = []
     /// `curl_multi_poll` failures in a row: the loop backs off instead of spinning on a broken multi handle.
     private var pollFailures = 0
-    private let commands = Locked<[Command]>([])
+    private let inbox = Locked(Inbox())
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var pool: [CurlEasyHandle] = []
     private var streamsAwaitingHeads: [ObjectIdentifier: CurlTransfer] = [:]
@@ -69,6 +84,8 @@ final class CurlEngine: @unchecked Sendable {
     let pauses = Locked(0)
     /// Transfers on the multi handle now (read by tests: nothing left behind after a call).
     let activeCount = Locked(0)
+    /// The engine thread's kernel id (Linux; read by tests: `/proc/self/task/<id>` is gone once it ended).
+    let threadID = Locked<Int?>(nil)
 
     init?(configuration: CurlTransport.Configuration, hooks: Hooks = Hooks()) {
         guard let multi = curl_multi_init() else { return nil }
@@ -117,18 +134,45 @@ final class CurlEngine: @unchecked Sendable {
         submit(.release)
     }
 
-    func submit(_ command: Command) {
+    /// Hands the thread a command; `false` when the engine is shut down and refuses a new transfer (`add`).
+    @discardableResult
+    func submit(_ command: Command) -> Bool {
         // Only the command that finds the queue empty wakes the thread (a write to libcurl's wake-up socket): the
         // commands queued behind it are read in the same pass, as the loop takes the whole queue after every wake.
-        let first = commands.withLock { queue in
-            queue.append(command)
-            return queue.count == 1
+        inbox.withLock { inbox in
+            if case .add = command, inbox.closed { return false }
+            // After the thread ended a stop or an unpause has nothing left to act on.
+            guard !inbox.exited else { return true }
+            inbox.commands.append(command)
+            // Woken under the lock: once the thread has ended (`exited`, set under it) the multi handle is freed.
+            if inbox.commands.count == 1 { curl_multi_wakeup(multi) }
+            return true
         }
-        if first { curl_multi_wakeup(multi) }
     }
 
+    /// Refuses new transfers, fails those in flight with ``CurlTransport/Error/Code-swift.struct/shutdown``, and
+    /// returns once the engine thread has ended its loop. Returns at once when it already has.
+    func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ended = inbox.withLock { inbox in
+                inbox.closed = true
+                if inbox.exited { return true }
+                inbox.waiters.append(continuation)
+                inbox.commands.append(.shutdown)
+                if inbox.commands.count == 1 { curl_multi_wakeup(multi) }
+                return false
+            }
+            if ended { continuation.resume() }
+        }
+    }
+
+    /// Whether ``shutdown()`` was called (or the thread ended after its transport was released).
+    var isClosed: Bool { inbox.withLock { $0.closed } }
+
     deinit {
-        // The thread has ended (it holds the engine until then): nothing uses the handles any more.
+        // The thread frees the handles when it ends; this is for an engine whose thread never ran its loop (released
+        // before it started: the thread holds the engine weakly until then).
+        guard !inbox.withLock({ $0.exited }) else { return }
         pool.removeAll()
         curl_multi_cleanup(multi)
         if let share { curl_share_cleanup(share) }
@@ -137,16 +181,24 @@ final class CurlEngine: @unchecked Sendable {
     // MARK: - The loop
 
     private func run() {
+        threadID.withLock { $0 = Self.currentThreadID() }
         var running: Int32 = 0
         var incoming: [Command] = []
         while true {
-            commands.withLock { swap(&$0, &incoming) }
+            incoming = inbox.withLock { inbox in
+                let taken = inbox.commands
+                inbox.commands.removeAll(keepingCapacity: true)
+                return taken
+            }
             for command in incoming {
                 switch command {
                 case .add(let transfer): add(transfer)
                 case .stop(let transfer, let reason): stop(transfer, reason)
                 case .unpause(let transfer): unpause(transfer)
                 case .release: released = true
+                case .shutdown:
+                    released = true
+                    for transfer in Array(active.values) { stop(transfer, .shutdown) }
                 }
             }
             incoming.removeAll(keepingCapacity: true)
@@ -155,6 +207,18 @@ final class CurlEngine: @unchecked Sendable {
             drainMessages()
             if released && active.isEmpty {
                 pool.removeAll()
+                let waiters = inbox.withLock { inbox in
+                    inbox.closed = true
+                    inbox.exited = true
+                    let waiting = inbox.waiters
+                    inbox.waiters = []
+                    return waiting
+                }
+                // Nothing else uses the handles once `exited` is set: free them (closing the connections) now, not
+                // when the transport that holds the engine goes.
+                curl_multi_cleanup(multi)
+                if let share { curl_share_cleanup(share) }
+                for waiter in waiters { waiter.resume() }
                 return
             }
             let timeout = expireHeadDeadlines()
@@ -181,6 +245,15 @@ final class CurlEngine: @unchecked Sendable {
             detail: "\(call): \(String(cString: curl_multi_strerror(code)))"
         )
         for transfer in Array(active.values) { stop(transfer, .engineFailed(facts)) }
+    }
+
+    /// The calling thread's kernel id, from `/proc/thread-self` (`<pid>/task/<tid>`); `nil` where there is none.
+    private static func currentThreadID() -> Int? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let link = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return link.split(separator: "/").last.flatMap { Int($0) }
     }
 
     private func drainMessages() {

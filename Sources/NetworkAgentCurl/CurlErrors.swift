@@ -88,6 +88,8 @@ enum CurlErrors {
                 "\(transfer.request.url?.absoluteString ?? "the server"): \(facts.description)",
                 underlying: facts
             )
+        case .shutdown:
+            shutdown(request: transfer.request)
         case .responseTooLarge(let limit):
             HTTPTransportContext.responseTooLarge(
                 limit: limit,
@@ -105,6 +107,16 @@ enum CurlErrors {
             option: CurlOptions.name(of: option),
             detail: String(cString: curl_easy_strerror(code))
         )
+        return NetworkAgentError(
+            .transport,
+            "\(request.url?.absoluteString ?? "the request"): \(facts.description)",
+            underlying: facts
+        )
+    }
+
+    /// The error of a request the transport's ``CurlTransport/shutdown()`` ended, or that came after it.
+    static func shutdown(request: URLRequest) -> NetworkAgentError {
+        let facts = CurlTransport.Error(.shutdown)
         return NetworkAgentError(
             .transport,
             "\(request.url?.absoluteString ?? "the request"): \(facts.description)",
