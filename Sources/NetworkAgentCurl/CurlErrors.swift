@@ -56,7 +56,7 @@ enum CurlErrors {
         let libcurlMessage = message ?? String(cString: curl_easy_strerror(code))
         let detail =
             transfer.bodyReadFailed ? "the request body could not be read (\(libcurlMessage))" : libcurlMessage
-        // The X.509 result means something only when the certificate check failed (0 there: the name did not match).
+        // The X.509 result means something only when the certificate check failed (1 for a name mismatch, measured).
         let facts = CurlTransport.Error(
             .transferFailed,
             curlCode: Int(code.rawValue),
