@@ -13,8 +13,12 @@ import Darwin
 /// is reported as a race (reproduced with four threads incrementing a `Mutex<[Int: Int]>`). This type locks a
 /// `pthread_mutex_t`, which Thread Sanitizer understands, so a TSan run reports only real races.
 ///
-/// `package`, not public: the core, its plugins, the test server, the example and the benchmarks share it; it is
-/// not part of the library's API.
+/// `package`, not public: the core, its plugins, its transports, the test server, the example and the benchmarks
+/// share it; it is not part of the library's API. It is the package's one lock: a module that needs a lock uses this
+/// one rather than a copy (`LockTests` checks that no other type calls `pthread_mutex_init`).
+///
+/// Every pthread call's result is checked with `precondition`, as swift-metrics' `Locks.swift` does: a mutex that
+/// cannot be made, locked or unlocked is a broken process, not an error a caller could handle.
 ///
 /// <!-- snippet: skip -->
 /// ```swift
@@ -35,11 +39,13 @@ package final class Locked<Value>: @unchecked Sendable {
         self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        let result = pthread_mutex_init(mutex, nil)
+        precondition(result == 0, "pthread_mutex_init failed with error \(result)")
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
+        let result = pthread_mutex_destroy(mutex)
+        precondition(result == 0, "pthread_mutex_destroy failed with error \(result)")
         mutex.deinitialize(count: 1)
         mutex.deallocate()
     }
@@ -52,8 +58,12 @@ package final class Locked<Value>: @unchecked Sendable {
     package func withLock<Result, Failure: Error>(
         _ body: (inout sending Value) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        let locked = pthread_mutex_lock(mutex)
+        precondition(locked == 0, "pthread_mutex_lock failed with error \(locked)")
+        defer {
+            let unlocked = pthread_mutex_unlock(mutex)
+            precondition(unlocked == 0, "pthread_mutex_unlock failed with error \(unlocked)")
+        }
         return try body(&value)
     }
 }

@@ -22,51 +22,102 @@ import Darwin
 /// reused (`curl_easy_reset`); connections stay in the multi handle's connection cache for keep-alive and HTTP/2
 /// multiplexing.
 final class CurlEngine: @unchecked Sendable {
-    // @unchecked Sendable: `commands` is guarded by its lock; `multi` is used by other threads only through
-    // curl_multi_wakeup, which libcurl documents as callable from any thread; everything else (`active`, `pool`,
-    // `streamsAwaitingHeads`, the share handle) is touched only on the engine thread, or after it has ended.
+    // @unchecked Sendable: `inbox` is guarded by its lock; `multi` is used by other threads only through
+    // curl_multi_wakeup (which libcurl documents as callable from any thread), called under that lock and only while
+    // `inbox.exited` is false: the thread sets it under the lock before it frees the handles. Everything else
+    // (`active`, `pool`, `streamsAwaitingHeads`, the share handle) is touched only on the engine thread, or in
+    // `deinit` when the thread never ran its loop.
 
-    enum Command {
+    enum Command: Sendable {
         case add(CurlTransfer)
         case stop(CurlTransfer, CurlTransfer.Stop)
         case unpause(CurlTransfer)
         /// The transport is gone: end the thread once nothing is in flight.
         case release
+        /// ``CurlTransport/shutdown()``: fail what is in flight, then end the thread.
+        case shutdown
+    }
+
+    /// What other threads share with the engine thread, under one lock.
+    struct Inbox {
+        var commands: [Command] = []
+        /// Shut down (or its thread ended): new transfers are refused.
+        var closed = false
+        /// The thread has ended its loop.
+        var exited = false
+        /// Callers of ``shutdown()`` waiting for the thread to end.
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// A libcurl multi call the engine makes in its loop.
+    enum MultiCall: Sendable {
+        case perform, poll
+    }
+
+    /// Seams for the tests of faults this machine's libcurl cannot be made to show, and where the engine logs.
+    struct Hooks: Sendable {
+        /// Replaces libcurl's result for an easy option (a libcurl that refuses pinning, say); `nil` keeps libcurl's.
+        var optionResult: (@Sendable (CURLoption) -> CURLcode?)?
+        /// Replaces a multi call and its result (a failing `curl_multi_poll`, say); `nil` makes the real call.
+        var multiResult: (@Sendable (MultiCall) -> CURLMcode?)?
+        /// Where the engine reports what it goes on without (a refused tuning option, once per option).
+        var log: @Sendable (String) -> Void = { message in
+            FileHandle.standardError.write(Data("NetworkAgentCurl: \(message)\n".utf8))
+        }
     }
 
     private let multi: UnsafeMutableRawPointer
     private let share: UnsafeMutableRawPointer?
     private let configuration: CurlTransport.Configuration
-    private let commands = CurlLock<[Command]>([])
+    private let hooks: Hooks
+    /// The options whose refusal was logged (engine thread).
+    private var loggedOptions: Set<UInt32> = []
+    /// `curl_multi_poll` failures in a row: the loop backs off instead of spinning on a broken multi handle.
+    private var pollFailures = 0
+    private let inbox = Locked(Inbox())
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var pool: [CurlEasyHandle] = []
     private var streamsAwaitingHeads: [ObjectIdentifier: CurlTransfer] = [:]
     /// The transport released the engine: the loop ends when the last transfer has.
     private var released = false
     /// Pauses of streamed transfers for a slow consumer, in total (read by tests).
-    let pauses = CurlLock(0)
+    let pauses = Locked(0)
     /// Transfers on the multi handle now (read by tests: nothing left behind after a call).
-    let activeCount = CurlLock(0)
+    let activeCount = Locked(0)
+    /// The engine thread's kernel id (Linux; read by tests: `/proc/self/task/<id>` is gone once it ended).
+    let threadID = Locked<Int?>(nil)
 
-    init?(configuration: CurlTransport.Configuration) {
+    init?(configuration: CurlTransport.Configuration, hooks: Hooks = Hooks()) {
         guard let multi = curl_multi_init() else { return nil }
         self.multi = multi
         self.configuration = configuration
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost)
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maximumConnections)
+        self.hooks = hooks
+        // The multi handle's limits tune connection use: a libcurl that refuses one still sends every request
+        // correctly, so a refusal is logged (once per transport) and the transport goes on.
+        var refusals: [String] = []
+        func set(_ option: CURLMoption, _ name: String, _ value: Int) {
+            let result = ccurl_multi_setopt_long(multi, option, value)
+            if result != CURLM_OK { refusals.append("\(name) (libcurl multi error \(result.rawValue))") }
+        }
+        set(CURLMOPT_PIPELINING, "CURLMOPT_PIPELINING", CURLPIPE_MULTIPLEX)
+        set(CURLMOPT_MAX_HOST_CONNECTIONS, "CURLMOPT_MAX_HOST_CONNECTIONS", configuration.maximumConnectionsPerHost)
+        set(CURLMOPT_MAX_TOTAL_CONNECTIONS, "CURLMOPT_MAX_TOTAL_CONNECTIONS", configuration.maximumConnections)
         // libcurl opens a new connection past 100 streams on one (its default), even with PIPEWAIT.
-        _ = ccurl_multi_setopt_long(
-            multi,
+        set(
             CURLMOPT_MAX_CONCURRENT_STREAMS,
+            "CURLMOPT_MAX_CONCURRENT_STREAMS",
             configuration.maximumStreamsPerConnection
         )
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(configuration.maximumConnections, 1))
+        set(CURLMOPT_MAXCONNECTS, "CURLMOPT_MAXCONNECTS", max(configuration.maximumConnections, 1))
         if configuration.cookies != .none, let share = curl_share_init() {
-            _ = ccurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE))
+            let result = ccurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE))
+            if result != CURLSHE_OK { refusals.append("CURLSHOPT_SHARE (libcurl share error \(result.rawValue))") }
             self.share = share
         } else {
             self.share = nil
+        }
+        if !refusals.isEmpty {
+            hooks.log("libcurl \(CurlRuntime.version) refused \(refusals.joined(separator: ", ")); going on without")
         }
         // The block holds the engine weakly: the loop's own frame keeps it alive until the loop ends (released by
         // its transport, nothing in flight), then the engine goes away with its last user (a body's callbacks).
@@ -83,18 +134,45 @@ final class CurlEngine: @unchecked Sendable {
         submit(.release)
     }
 
-    func submit(_ command: Command) {
+    /// Hands the thread a command; `false` when the engine is shut down and refuses a new transfer (`add`).
+    @discardableResult
+    func submit(_ command: Command) -> Bool {
         // Only the command that finds the queue empty wakes the thread (a write to libcurl's wake-up socket): the
         // commands queued behind it are read in the same pass, as the loop takes the whole queue after every wake.
-        let first = commands.withLock { queue in
-            queue.append(command)
-            return queue.count == 1
+        inbox.withLock { inbox in
+            if case .add = command, inbox.closed { return false }
+            // After the thread ended a stop or an unpause has nothing left to act on.
+            guard !inbox.exited else { return true }
+            inbox.commands.append(command)
+            // Woken under the lock: once the thread has ended (`exited`, set under it) the multi handle is freed.
+            if inbox.commands.count == 1 { curl_multi_wakeup(multi) }
+            return true
         }
-        if first { curl_multi_wakeup(multi) }
     }
 
+    /// Refuses new transfers, fails those in flight with ``CurlTransport/Error/Code-swift.struct/shutdown``, and
+    /// returns once the engine thread has ended its loop. Returns at once when it already has.
+    func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ended = inbox.withLock { inbox in
+                inbox.closed = true
+                if inbox.exited { return true }
+                inbox.waiters.append(continuation)
+                inbox.commands.append(.shutdown)
+                if inbox.commands.count == 1 { curl_multi_wakeup(multi) }
+                return false
+            }
+            if ended { continuation.resume() }
+        }
+    }
+
+    /// Whether ``shutdown()`` was called (or the thread ended after its transport was released).
+    var isClosed: Bool { inbox.withLock { $0.closed } }
+
     deinit {
-        // The thread has ended (it holds the engine until then): nothing uses the handles any more.
+        // The thread frees the handles when it ends; this is for an engine whose thread never ran its loop (released
+        // before it started: the thread holds the engine weakly until then).
+        guard !inbox.withLock({ $0.exited }) else { return }
         pool.removeAll()
         curl_multi_cleanup(multi)
         if let share { curl_share_cleanup(share) }
@@ -103,29 +181,79 @@ final class CurlEngine: @unchecked Sendable {
     // MARK: - The loop
 
     private func run() {
+        threadID.withLock { $0 = Self.currentThreadID() }
         var running: Int32 = 0
         var incoming: [Command] = []
         while true {
-            commands.withLock { swap(&$0, &incoming) }
+            incoming = inbox.withLock { inbox in
+                let taken = inbox.commands
+                inbox.commands.removeAll(keepingCapacity: true)
+                return taken
+            }
             for command in incoming {
                 switch command {
                 case .add(let transfer): add(transfer)
                 case .stop(let transfer, let reason): stop(transfer, reason)
                 case .unpause(let transfer): unpause(transfer)
                 case .release: released = true
+                case .shutdown:
+                    released = true
+                    for transfer in Array(active.values) { stop(transfer, .shutdown) }
                 }
             }
             incoming.removeAll(keepingCapacity: true)
-            curl_multi_perform(multi, &running)
+            let performed = hooks.multiResult?(.perform) ?? curl_multi_perform(multi, &running)
+            if performed != CURLM_OK { failAll(call: "curl_multi_perform", code: performed) }
             drainMessages()
             if released && active.isEmpty {
                 pool.removeAll()
+                let waiters = inbox.withLock { inbox in
+                    inbox.closed = true
+                    inbox.exited = true
+                    let waiting = inbox.waiters
+                    inbox.waiters = []
+                    return waiting
+                }
+                // Nothing else uses the handles once `exited` is set: free them (closing the connections) now, not
+                // when the transport that holds the engine goes.
+                curl_multi_cleanup(multi)
+                if let share { curl_share_cleanup(share) }
+                for waiter in waiters { waiter.resume() }
                 return
             }
             let timeout = expireHeadDeadlines()
             var ready: Int32 = 0
-            curl_multi_poll(multi, nil, 0, timeout, &ready)
+            let polled = hooks.multiResult?(.poll) ?? curl_multi_poll(multi, nil, 0, timeout, &ready)
+            if polled == CURLM_OK {
+                pollFailures = 0
+            } else {
+                // A poll that fails returns at once: without a pause the loop would spin on the broken handle.
+                failAll(call: "curl_multi_poll", code: polled)
+                pollFailures += 1
+                usleep(UInt32(min(1000, 10 << min(pollFailures, 7))) * 1000)
+            }
         }
+    }
+
+    /// A multi call failed: every transfer on the handle fails with its error (the transfers of the next pass try
+    /// again, and fail the same way while the handle stays broken).
+    private func failAll(call: String, code: CURLMcode) {
+        guard !active.isEmpty else { return }
+        let facts = CurlTransport.Error(
+            .engineFailed,
+            curlMultiCode: Int(code.rawValue),
+            detail: "\(call): \(String(cString: curl_multi_strerror(code)))"
+        )
+        for transfer in Array(active.values) { stop(transfer, .engineFailed(facts)) }
+    }
+
+    /// The calling thread's kernel id, from `/proc/thread-self` (`<pid>/task/<tid>`); `nil` where there is none.
+    private static func currentThreadID() -> Int? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let link = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return link.split(separator: "/").last.flatMap { Int($0) }
     }
 
     private func drainMessages() {
@@ -174,7 +302,25 @@ final class CurlEngine: @unchecked Sendable {
         }
         transfer.easy = easy
         transfer.engine = self
-        CurlOptions.apply(to: transfer, easy: easy, configuration: configuration, share: share)
+        let options = CurlOptions.apply(
+            to: transfer,
+            easy: easy,
+            configuration: configuration,
+            share: share,
+            override: hooks.optionResult
+        )
+        for (option, code) in options.ignored where loggedOptions.insert(option.rawValue).inserted {
+            hooks.log(
+                "libcurl \(CurlRuntime.version) refused \(CurlOptions.name(of: option)) (libcurl error "
+                    + "\(code.rawValue): \(String(cString: curl_easy_strerror(code)))); requests go on without it"
+            )
+        }
+        if let (option, code) = options.refused {
+            // Fail closed: nothing was sent, and nothing will be.
+            recycle(transfer)
+            fail(transfer, with: CurlErrors.refused(option, code: code, request: transfer.request))
+            return
+        }
         guard curl_multi_add_handle(multi, easy.pointer) == CURLM_OK else {
             recycle(transfer)
             fail(transfer, with: CurlErrors.engineError("libcurl refused the transfer", request: transfer.request))

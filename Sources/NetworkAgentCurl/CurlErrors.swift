@@ -53,13 +53,22 @@ enum CurlErrors {
         if code == CURLE_OPERATION_TIMEDOUT { return HTTPTransportContext.timedOut(transfer.request) }
         let urlCode =
             transfer.bodyReadFailed ? .cannotLoadFromNetwork : urlErrorCode(for: code, verifyResult: verifyResult)
-        var detail = message ?? String(cString: curl_easy_strerror(code))
-        if transfer.bodyReadFailed { detail = "the request body could not be read (\(detail))" }
+        let libcurlMessage = message ?? String(cString: curl_easy_strerror(code))
+        let detail =
+            transfer.bodyReadFailed ? "the request body could not be read (\(libcurlMessage))" : libcurlMessage
+        // The X.509 result means something only when the certificate check failed (1 for a name mismatch, measured).
+        let facts = CurlTransport.Error(
+            .transferFailed,
+            curlCode: Int(code.rawValue),
+            tlsVerifyResult: code == CURLE_PEER_FAILED_VERIFICATION ? verifyResult : nil,
+            detail: libcurlMessage
+        )
         let urlError = URLError(
             urlCode,
             userInfo: [
                 NSLocalizedDescriptionKey: "\(detail) (libcurl error \(code.rawValue))",
                 NSURLErrorFailingURLErrorKey: transfer.url,
+                NSUnderlyingErrorKey: facts,
             ]
         )
         return HTTPTransportContext.error(for: urlError, request: transfer.request)
@@ -73,6 +82,14 @@ enum CurlErrors {
             NetworkAgentError(.cancelled, "the stream was cancelled")
         case .timedOut:
             HTTPTransportContext.timedOut(transfer.request)
+        case .engineFailed(let facts):
+            NetworkAgentError(
+                .transport,
+                "\(transfer.request.url?.absoluteString ?? "the server"): \(facts.description)",
+                underlying: facts
+            )
+        case .shutdown:
+            shutdown(request: transfer.request)
         case .responseTooLarge(let limit):
             HTTPTransportContext.responseTooLarge(
                 limit: limit,
@@ -80,6 +97,31 @@ enum CurlErrors {
                 response: transfer.makeResponse()
             )
         }
+    }
+
+    /// The error of a request not sent because libcurl refused one of its options.
+    static func refused(_ option: CURLoption, code: CURLcode, request: URLRequest) -> NetworkAgentError {
+        let facts = CurlTransport.Error(
+            .optionRefused,
+            curlCode: Int(code.rawValue),
+            option: CurlOptions.name(of: option),
+            detail: String(cString: curl_easy_strerror(code))
+        )
+        return NetworkAgentError(
+            .transport,
+            "\(request.url?.absoluteString ?? "the request"): \(facts.description)",
+            underlying: facts
+        )
+    }
+
+    /// The error of a request the transport's ``CurlTransport/shutdown()`` ended, or that came after it.
+    static func shutdown(request: URLRequest) -> NetworkAgentError {
+        let facts = CurlTransport.Error(.shutdown)
+        return NetworkAgentError(
+            .transport,
+            "\(request.url?.absoluteString ?? "the request"): \(facts.description)",
+            underlying: facts
+        )
     }
 
     static func engineError(_ message: String, request: URLRequest) -> NetworkAgentError {

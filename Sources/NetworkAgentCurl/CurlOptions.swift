@@ -21,77 +21,85 @@ enum CurlOptions {
     /// The header line of ``defaultUserAgent``.
     static let defaultUserAgentLine = "User-Agent: \(defaultUserAgent)"
 
+    /// Sets the reset `easy` handle up for `transfer`; returns what libcurl refused.
+    ///
+    /// Every option's result is checked. A refused option the request cannot go without (see ``isBestEffort(_:)``)
+    /// is returned in ``CurlOptionResults/refused``, and the engine fails the request before anything is sent.
     static func apply(
         to transfer: CurlTransfer,
         easy: CurlEasyHandle,
         configuration: CurlTransport.Configuration,
-        share: UnsafeMutableRawPointer?
-    ) {
-        let handle = easy.pointer
+        share: UnsafeMutableRawPointer?,
+        override: (@Sendable (CURLoption) -> CURLcode?)? = nil
+    ) -> CurlOptionResults {
+        var set = CurlOptionSetter(handle: easy.pointer, override: override)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        _ = ccurl_easy_setopt_string(handle, CURLOPT_URL, transfer.urlString)
-        _ = ccurl_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
-        _ = ccurl_easy_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
-        _ = ccurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, easy.errorBuffer)
-        _ = ccurl_easy_setopt_data_callback(handle, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
-        _ = ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
-        _ = ccurl_easy_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION, curlWriteCallback)
-        _ = ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
-        let version =
-            configuration.httpVersion == .http1 ? CURL_HTTP_VERSION_1_1 : CURL_HTTP_VERSION_2TLS
-        _ = ccurl_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, version)
+        // Security first: trust, pinning, verification, protocols, redirects (the transport follows them itself).
+        set.long(CURLOPT_SSL_VERIFYPEER, 1)
+        set.long(CURLOPT_SSL_VERIFYHOST, 2)
+        set.long(CURLOPT_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS))
+        set.long(CURLOPT_FOLLOWLOCATION, 0)
+        if let caBundle = configuration.caBundle { set.string(CURLOPT_CAINFO, caBundle.path) }
+        if let pin = configuration.pinnedPublicKey { set.string(CURLOPT_PINNEDPUBLICKEY, pin) }
+        if let proxy = configuration.proxy {
+            set.string(CURLOPT_PROXY, proxy)
+            set.long(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+        }
+        set.string(CURLOPT_URL, transfer.urlString)
+        set.long(CURLOPT_NOSIGNAL, 1)
+        set.pointer(CURLOPT_ERRORBUFFER, easy.errorBuffer)
+        set.callback(CURLOPT_HEADERFUNCTION, curlHeaderCallback)
+        set.pointer(CURLOPT_HEADERDATA, context)
+        set.callback(CURLOPT_WRITEFUNCTION, curlWriteCallback)
+        set.pointer(CURLOPT_WRITEDATA, context)
+        let version = configuration.httpVersion == .http1 ? CURL_HTTP_VERSION_1_1 : CURL_HTTP_VERSION_2TLS
+        set.long(CURLOPT_HTTP_VERSION, version)
         if configuration.httpVersion == .http2, transfer.isHTTPS {
             // Wait for a connection being set up that may multiplex (HTTP/2) rather than open another one.
-            _ = ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
+            set.long(CURLOPT_PIPEWAIT, 1)
         }
         if let connect = configuration.connectTimeout {
-            _ = ccurl_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(connect))
+            set.long(CURLOPT_CONNECTTIMEOUT_MS, milliseconds(connect))
         }
         if let stall = configuration.stallTimeout {
-            _ = ccurl_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, max(1, configuration.stallBytesPerSecond))
-            _ = ccurl_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, Int(stall.timeInterval.rounded(.up))))
+            set.long(CURLOPT_LOW_SPEED_LIMIT, max(1, configuration.stallBytesPerSecond))
+            set.long(CURLOPT_LOW_SPEED_TIME, max(1, Int(stall.timeInterval.rounded(.up))))
         }
         if transfer.timeoutMilliseconds > 0 {
-            _ = ccurl_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, transfer.timeoutMilliseconds)
-        }
-        if let caBundle = configuration.caBundle {
-            _ = ccurl_easy_setopt_string(handle, CURLOPT_CAINFO, caBundle.path)
-        }
-        if let pin = configuration.pinnedPublicKey {
-            _ = ccurl_easy_setopt_string(handle, CURLOPT_PINNEDPUBLICKEY, pin)
-        }
-        if let proxy = configuration.proxy {
-            _ = ccurl_easy_setopt_string(handle, CURLOPT_PROXY, proxy)
-            _ = ccurl_easy_setopt_long(handle, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+            set.long(CURLOPT_TIMEOUT_MS, transfer.timeoutMilliseconds)
         }
         if let share {
-            _ = ccurl_easy_setopt_pointer(handle, CURLOPT_SHARE, share)
+            set.pointer(CURLOPT_SHARE, share)
             // "" turns the cookie engine on without reading a file.
-            _ = ccurl_easy_setopt_string(handle, CURLOPT_COOKIEFILE, "")
+            set.string(CURLOPT_COOKIEFILE, "")
         }
-        applyMethodAndBody(transfer, handle: handle, context: context)
-        _ = ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, transfer.slist)
+        applyMethodAndBody(transfer, set: &set, context: context)
+        set.slist(CURLOPT_HTTPHEADER, transfer.slist)
         if transfer.progressHandler != nil {
-            _ = ccurl_easy_setopt_long(handle, CURLOPT_NOPROGRESS, 0)
-            _ = ccurl_easy_setopt_xferinfo_callback(handle, curlProgressCallback)
-            _ = ccurl_easy_setopt_pointer(handle, CURLOPT_XFERINFODATA, context)
+            set.long(CURLOPT_NOPROGRESS, 0)
+            set.record(
+                CURLOPT_XFERINFOFUNCTION,
+                ccurl_easy_setopt_xferinfo_callback(easy.pointer, curlProgressCallback)
+            )
+            set.pointer(CURLOPT_XFERINFODATA, context)
         }
+        return set.results
     }
 
     private static func applyMethodAndBody(
         _ transfer: CurlTransfer,
-        handle: UnsafeMutableRawPointer,
+        set: inout CurlOptionSetter,
         context: UnsafeMutableRawPointer
     ) {
         switch transfer.method {
         case "GET":
-            _ = ccurl_easy_setopt_long(handle, CURLOPT_HTTPGET, 1)
+            set.long(CURLOPT_HTTPGET, 1)
             return
         case "HEAD":
-            _ = ccurl_easy_setopt_long(handle, CURLOPT_NOBODY, 1)
+            set.long(CURLOPT_NOBODY, 1)
             return
         default:
-            _ = ccurl_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, transfer.method)
+            set.string(CURLOPT_CUSTOMREQUEST, transfer.method)
         }
         let size: Int
         switch transfer.body {
@@ -103,12 +111,74 @@ enum CurlOptions {
         case .file(_, let fileSize): size = fileSize
         case .stream: size = -1
         }
-        _ = ccurl_easy_setopt_long(handle, CURLOPT_UPLOAD, 1)
-        _ = ccurl_easy_setopt_off_t(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(size))
-        _ = ccurl_easy_setopt_data_callback(handle, CURLOPT_READFUNCTION, curlReadCallback)
-        _ = ccurl_easy_setopt_pointer(handle, CURLOPT_READDATA, context)
-        _ = ccurl_easy_setopt_seek_callback(handle, curlSeekCallback)
-        _ = ccurl_easy_setopt_pointer(handle, CURLOPT_SEEKDATA, context)
+        set.long(CURLOPT_UPLOAD, 1)
+        set.record(
+            CURLOPT_INFILESIZE_LARGE,
+            ccurl_easy_setopt_off_t(set.handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(size))
+        )
+        set.callback(CURLOPT_READFUNCTION, curlReadCallback)
+        set.pointer(CURLOPT_READDATA, context)
+        set.record(CURLOPT_SEEKFUNCTION, ccurl_easy_setopt_seek_callback(set.handle, curlSeekCallback))
+        set.pointer(CURLOPT_SEEKDATA, context)
+    }
+
+    /// Whether a request may go without `option` when libcurl refuses it (the refusal is logged once): options that
+    /// tune how it is sent (HTTP/2, waiting for a multiplexed connection, rewinding a body for a retry on a fresh
+    /// connection, the proxy's CONNECT headers, progress reports, the shared cookie jar). Every other option fails
+    /// the request: trust, pinning, verification, protocols and redirects, and those that make the request what
+    /// was asked for (URL, method, headers, body, deadlines, callbacks).
+    static func isBestEffort(_ option: CURLoption) -> Bool {
+        switch option {
+        case CURLOPT_HTTP_VERSION, CURLOPT_PIPEWAIT, CURLOPT_SEEKFUNCTION, CURLOPT_SEEKDATA,
+            CURLOPT_SUPPRESS_CONNECT_HEADERS, CURLOPT_NOPROGRESS, CURLOPT_XFERINFOFUNCTION, CURLOPT_XFERINFODATA,
+            CURLOPT_SHARE, CURLOPT_COOKIEFILE:
+            true
+        default:
+            false
+        }
+    }
+
+    /// libcurl's name of an option this module sets.
+    static func name(of option: CURLoption) -> String {
+        switch option {
+        case CURLOPT_SSL_VERIFYPEER: "CURLOPT_SSL_VERIFYPEER"
+        case CURLOPT_SSL_VERIFYHOST: "CURLOPT_SSL_VERIFYHOST"
+        case CURLOPT_PROTOCOLS: "CURLOPT_PROTOCOLS"
+        case CURLOPT_FOLLOWLOCATION: "CURLOPT_FOLLOWLOCATION"
+        case CURLOPT_CAINFO: "CURLOPT_CAINFO"
+        case CURLOPT_PINNEDPUBLICKEY: "CURLOPT_PINNEDPUBLICKEY"
+        case CURLOPT_PROXY: "CURLOPT_PROXY"
+        case CURLOPT_SUPPRESS_CONNECT_HEADERS: "CURLOPT_SUPPRESS_CONNECT_HEADERS"
+        case CURLOPT_URL: "CURLOPT_URL"
+        case CURLOPT_NOSIGNAL: "CURLOPT_NOSIGNAL"
+        case CURLOPT_ERRORBUFFER: "CURLOPT_ERRORBUFFER"
+        case CURLOPT_HEADERFUNCTION: "CURLOPT_HEADERFUNCTION"
+        case CURLOPT_HEADERDATA: "CURLOPT_HEADERDATA"
+        case CURLOPT_WRITEFUNCTION: "CURLOPT_WRITEFUNCTION"
+        case CURLOPT_WRITEDATA: "CURLOPT_WRITEDATA"
+        case CURLOPT_HTTP_VERSION: "CURLOPT_HTTP_VERSION"
+        case CURLOPT_PIPEWAIT: "CURLOPT_PIPEWAIT"
+        case CURLOPT_CONNECTTIMEOUT_MS: "CURLOPT_CONNECTTIMEOUT_MS"
+        case CURLOPT_LOW_SPEED_LIMIT: "CURLOPT_LOW_SPEED_LIMIT"
+        case CURLOPT_LOW_SPEED_TIME: "CURLOPT_LOW_SPEED_TIME"
+        case CURLOPT_TIMEOUT_MS: "CURLOPT_TIMEOUT_MS"
+        case CURLOPT_SHARE: "CURLOPT_SHARE"
+        case CURLOPT_COOKIEFILE: "CURLOPT_COOKIEFILE"
+        case CURLOPT_HTTPHEADER: "CURLOPT_HTTPHEADER"
+        case CURLOPT_NOPROGRESS: "CURLOPT_NOPROGRESS"
+        case CURLOPT_XFERINFOFUNCTION: "CURLOPT_XFERINFOFUNCTION"
+        case CURLOPT_XFERINFODATA: "CURLOPT_XFERINFODATA"
+        case CURLOPT_HTTPGET: "CURLOPT_HTTPGET"
+        case CURLOPT_NOBODY: "CURLOPT_NOBODY"
+        case CURLOPT_CUSTOMREQUEST: "CURLOPT_CUSTOMREQUEST"
+        case CURLOPT_UPLOAD: "CURLOPT_UPLOAD"
+        case CURLOPT_INFILESIZE_LARGE: "CURLOPT_INFILESIZE_LARGE"
+        case CURLOPT_READFUNCTION: "CURLOPT_READFUNCTION"
+        case CURLOPT_READDATA: "CURLOPT_READDATA"
+        case CURLOPT_SEEKFUNCTION: "CURLOPT_SEEKFUNCTION"
+        case CURLOPT_SEEKDATA: "CURLOPT_SEEKDATA"
+        default: "CURLoption \(option.rawValue)"
+        }
     }
 
     /// libcurl's phase times of the current transfer; `total` only when it has `complete`d.

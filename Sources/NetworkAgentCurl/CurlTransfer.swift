@@ -24,12 +24,16 @@ final class CurlTransfer: @unchecked Sendable {
     // multi handle (which holds the transfer), and `deinit` frees it after the easy handle was reset.
 
     /// Why a transfer ended before libcurl finished it.
-    enum Stop {
+    enum Stop: Sendable {
         case cancelled
         case timedOut
         case responseTooLarge(limit: Int)
         /// The consumer of a streamed body went away.
         case consumerGone
+        /// libcurl's multi handle failed.
+        case engineFailed(CurlTransport.Error)
+        /// The transport was shut down.
+        case shutdown
     }
 
     /// Where the response goes.

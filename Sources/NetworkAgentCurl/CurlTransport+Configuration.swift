@@ -121,30 +121,4 @@ extension CurlTransport {
             self.maximumStreamsPerConnection = max(1, maximumStreamsPerConnection)
         }
     }
-
-    /// The libcurl this process loaded lacks a feature the transport needs.
-    ///
-    /// Thrown (as the `underlying` error of a ``/NetworkAgent/NetworkAgentError`` with code `transport`) by the first
-    /// request of a transport on such a libcurl.
-    public struct Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
-        /// The missing features, by libcurl's names: `SSL`, `HTTP2`, `AsynchDNS`.
-        public let missingFeatures: [String]
-        /// The version of the libcurl loaded, e.g. `7.88.1`.
-        public let libcurlVersion: String
-
-        /// Creates the error.
-        ///
-        /// - Parameters:
-        ///   - missingFeatures: The missing features, by libcurl's names.
-        ///   - libcurlVersion: The version of the libcurl loaded.
-        public init(missingFeatures: [String], libcurlVersion: String) {
-            self.missingFeatures = missingFeatures
-            self.libcurlVersion = libcurlVersion
-        }
-
-        /// Names the missing features and the libcurl version.
-        public var description: String {
-            "libcurl \(libcurlVersion) lacks \(missingFeatures.joined(separator: ", ")), which CurlTransport needs"
-        }
-    }
 }

@@ -44,9 +44,11 @@ import Darwin
 /// `httpBodyStream` is read in chunks as libcurl sends it, chunked, once.
 ///
 /// Each transport owns its engine thread and connections; create one and keep it for the process (or as long as its
-/// connections are worth keeping). Once it is released, what is in flight goes on (a stream returned by a provider
-/// that is gone reads to its end, as with ``/NetworkAgent/URLSessionTransport``); the thread ends, and its
-/// connections close, after the last transfer.
+/// connections are worth keeping), and end it with ``shutdown()``: what is in flight fails with a typed error, the
+/// thread ends and the connections close. A transport released without it still cleans up: what is in flight goes
+/// on (a stream returned by a provider that is gone reads to its end, as with
+/// ``/NetworkAgent/URLSessionTransport``); the thread ends, and its connections close, after the last transfer. A
+/// debug build says on standard error (once per process) that ``shutdown()`` was not called.
 public final class CurlTransport: HTTPTransport {
     /// The settings the transport was created with.
     public let configuration: Configuration
@@ -56,13 +58,52 @@ public final class CurlTransport: HTTPTransport {
     /// Creates a transport with its own engine thread and connections.
     ///
     /// - Parameter configuration: Connection limits, timeouts, TLS, proxy, cookies and redirects.
-    public init(configuration: Configuration = Configuration()) {
+    public convenience init(configuration: Configuration = Configuration()) {
+        self.init(configuration: configuration, hooks: CurlEngine.Hooks())
+    }
+
+    /// Creates a transport whose engine uses `hooks` (tests: faults of libcurl this machine's cannot show).
+    init(configuration: Configuration, hooks: CurlEngine.Hooks) {
         self.configuration = configuration
-        engine = CurlRuntime.availability == nil ? CurlEngine(configuration: configuration) : nil
+        engine = CurlRuntime.availability == nil ? CurlEngine(configuration: configuration, hooks: hooks) : nil
     }
 
     deinit {
+        if let engine, !engine.isClosed { Self.reportDroppedWithoutShutdown() }
         engine?.release()
+    }
+
+    /// Ends the transport: transfers in flight fail, new requests fail unsent, the engine thread ends and the
+    /// connections close.
+    ///
+    /// A request in flight (a ``send(_:)`` waiting for its response, a ``stream(_:)`` whose body is still being read)
+    /// fails at once with a ``/NetworkAgent/NetworkAgentError`` of code `transport` whose
+    /// ``/NetworkAgent/NetworkAgentError/curlError`` has the code ``Error/Code-swift.struct/shutdown``; a request made
+    /// after it fails the same way without being sent. Neither is retried by the retry plugin (there is no `URLError`
+    /// code). To let requests finish, await them before calling this: nothing is given a grace period.
+    ///
+    /// Returns once the engine thread has ended and the connections are closed; calling it again returns at once.
+    /// Safe to call from any task. A transport released without it cleans up after its last transfer instead.
+    public func shutdown() async {
+        await engine?.shutdown()
+    }
+
+    /// Transports released without ``shutdown()`` in this process, counted in debug builds (read by tests).
+    static let droppedWithoutShutdown = Locked(0)
+
+    private static func reportDroppedWithoutShutdown() {
+        #if DEBUG
+        let first = droppedWithoutShutdown.withLock { count in
+            count += 1
+            return count == 1
+        }
+        guard first else { return }
+        let message =
+            "NetworkAgentCurl: a CurlTransport was released without `await transport.shutdown()`. It cleans up "
+            + "anyway (what is in flight goes on, then its engine thread ends and its connections close), but at no "
+            + "known point: call shutdown() when done with it. Reported once per process, in debug builds only.\n"
+        FileHandle.standardError.write(Data(message.utf8))
+        #endif
     }
 
     /// The number of times a streamed transfer was paused for a slow consumer so far (for tests).
@@ -187,7 +228,11 @@ public final class CurlTransport: HTTPTransport {
             outcome = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     transfer.sink = streaming ? .stream(continuation, bufferLimit: bufferLimit) : .collect(continuation)
-                    engine.submit(.add(transfer))
+                    // Refused once the transport is shut down: the transfer never reached the engine thread.
+                    if !engine.submit(.add(transfer)) {
+                        transfer.sink = nil
+                        continuation.resume(throwing: CurlErrors.shutdown(request: transfer.request))
+                    }
                 }
             } onCancel: {
                 engine.submit(.stop(transfer, .cancelled))
