@@ -300,9 +300,9 @@ enum ResilienceScenarios {
         let requests = context.options.quick ? 4000 : 20000
         func cpuPerRequest(_ provider: NetworkAgentProvider<BenchEndpoint>) async throws -> Double {
             for _ in 0..<200 { _ = try await provider.request(endpoint: endpoint) }
-            let before = processCPUSeconds()
+            let before = ProcessCPU.seconds
             for _ in 0..<requests { _ = try await provider.request(endpoint: endpoint) }
-            return (processCPUSeconds() - before) / Double(requests) * 1e6
+            return (ProcessCPU.seconds - before) / Double(requests) * 1e6
         }
         var baselines: [Double] = []
         var differences: [Double] = []
@@ -353,9 +353,9 @@ enum ResilienceScenarios {
         let guarded = NetworkAgentProvider<BenchEndpoint>(plugins: [plugin], agent: NetworkAgent(transport: transport))
         let endpoint = BenchEndpoint.get(URL(string: "http://127.0.0.1:9")!, path: "/item")
         func cpu(_ provider: NetworkAgentProvider<BenchEndpoint>, _ count: Int) async throws -> Double {
-            let before = processCPUSeconds()
+            let before = ProcessCPU.seconds
             for _ in 0..<count { _ = try await provider.request(endpoint: endpoint) }
-            return (processCPUSeconds() - before) / Double(count) * 1e6
+            return (ProcessCPU.seconds - before) / Double(count) * 1e6
         }
         // Short blocks in turns, so that drift (other work on the machine) hits both sides of each pair alike.
         let pairs = 20
@@ -376,14 +376,6 @@ enum ResilienceScenarios {
             differences.append(subject - base)
         }
         return differences.median ?? .nan
-    }
-
-    /// The process's CPU time so far (user + system), in seconds.
-    static func processCPUSeconds() -> Double {
-        var usage = rusage()
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
-            + Double(usage.ru_stime.tv_usec) / 1e6
     }
 }
 
