@@ -200,17 +200,6 @@ enum CurlMemoryScenarios {
     /// VmRSS after `malloc_trim(0)`: the memory in use, without the free pages the allocator keeps (the earlier
     /// scenarios leave tens of MB of them, which would hide a leak of that size).
     private static func residentMiB() -> Double {
-        _ = mallocTrim?(0)
-        return Double(ProcessMemory.kilobytes("VmRSS") ?? 0) / 1024
+        Double(ProcessMemory.residentKilobytesAfterTrim() ?? 0) / 1024
     }
-
-    /// glibc's `malloc_trim`, which the Glibc module does not declare; `nil` on another C library.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
-        #if canImport(Glibc)
-        guard let symbol = dlsym(nil, "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
-        #else
-        return nil
-        #endif
-    }()
 }

@@ -3,6 +3,7 @@ import NetworkAgent
 import NetworkAgentTestServer
 import NetworkAgentTestSupport
 import NetworkAgentTesting
+import NetworkAgentToolSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -294,7 +295,8 @@ struct Reading: Codable, Equatable, Sendable {
         #else
         let measures = false
         #endif
-        let before = measures ? try #require(Self.residentKilobytes(), "no VmRSS in /proc/self/status") : 0
+        let before =
+            measures ? try #require(ProcessMemory.residentKilobytesAfterTrim(), "no VmRSS in /proc/self/status") : 0
         let stream = try await provider.stream(endpoint: endpoint(server))
         var iterator = stream.body.makeAsyncIterator()
         let first = try await iterator.next()
@@ -306,7 +308,7 @@ struct Reading: Codable, Equatable, Sendable {
         // What the process holds now, the unread stream included: the 2 MiB buffer at most, far below the 64 MiB a
         // transport that buffered the whole body holds.
         if measures {
-            let after = try #require(Self.residentKilobytes())
+            let after = try #require(ProcessMemory.residentKilobytesAfterTrim())
             let grownMiB = Double(after - before) / 1024
             #expect(grownMiB < 16, "resident memory grew by \(grownMiB) MiB while 64 MiB were pushed at a 2 MiB buffer")
         }
@@ -328,23 +330,6 @@ struct Reading: Codable, Equatable, Sendable {
         #else
         return false
         #endif
-    }
-
-    /// The process's resident set (VmRSS of /proc/self/status), in KiB; `nil` where there is none.
-    ///
-    /// (A reader of this target's own: NetworkAgentTests has no memory reader to share yet.)
-    static func residentKilobytes() -> Int? {
-        #if canImport(Glibc)
-        // Freed heap goes back to the system first (glibc's malloc_trim, which the Glibc module does not declare),
-        // so that what is resident is what is held.
-        typealias Trim = @convention(c) (Int) -> Int32
-        if let trim = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
-            _ = unsafeBitCast(trim, to: Trim.self)(0)
-        }
-        #endif
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
-        return line?.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
     }
 
     @Test(.enabled(if: TestTransport.kind == .curl, "URLSessionTransport cannot pause: it ends the stream (above)"))

@@ -27,6 +27,26 @@ package enum ProcessMemory {
         return nil
     }
 
+    /// The resident set (`VmRSS`) in kilobytes after glibc's `malloc_trim(0)` returned freed heap to the system, so
+    /// that what is resident is what is held (not the free pages the allocator keeps, which would hide a leak or a
+    /// buffer of their size).
+    ///
+    /// - Returns: The value in kB, or `nil` when `/proc/self/status` or the field is missing.
+    package static func residentKilobytesAfterTrim() -> Int? {
+        _ = mallocTrim?(0)
+        return kilobytes("VmRSS")
+    }
+
+    /// glibc's `malloc_trim`, which the Glibc module does not declare; `nil` on another C library.
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        #if canImport(Glibc)
+        guard let symbol = dlsym(nil, "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+        #else
+        return nil
+        #endif
+    }()
+
     /// The peak resident set (`VmHWM`) in MiB.
     package static var peakMiB: Double? {
         kilobytes("VmHWM").map { Double($0) / 1024 }
