@@ -13,24 +13,7 @@ import FoundationNetworking
 
 /// A list-based or invalid `Age` (RFC 9111 §5.1, issue 27): the policy's age, and over the wire through
 /// `DiskCachePlugin`.
-@Suite struct AgeListTests {
-    static let base = Date(timeIntervalSince1970: 1_700_000_000)
-    let policy = CachePolicy(heuristicFraction: 0.1, maximumHeuristicLifetime: 86_400, offlineFallback: 0)
-
-    func entry(_ headers: [String: String], responseAt: TimeInterval = 0) -> CachedEntry {
-        CachedEntry(
-            key: CacheKey(method: "GET", url: "http://h/", credential: "", varyNames: [], variant: ""),
-            responseURL: URL(fileURLWithPath: "/"),
-            statusCode: 200,
-            headers: headers,
-            body: Data(),
-            requestDate: Self.base.addingTimeInterval(responseAt),
-            responseDate: Self.base.addingTimeInterval(responseAt)
-        )
-    }
-
-    func at(_ seconds: TimeInterval) -> Date { Self.base.addingTimeInterval(seconds) }
-
+@Suite struct AgeListTests: PolicyFixture {
     // MARK: §5.1 Age
 
     /// `Age: 7200, 0` on one line, or two `Age` lines the transport joined: the first member counts.

@@ -13,24 +13,7 @@ import FoundationNetworking
 
 /// An `Expires` that is no valid HTTP-date is already expired (RFC 9111 §5.3, issue 27); the parser's grammar
 /// (RFC 9110 §5.6.7) takes single spaces between the parts.
-@Suite struct InvalidExpiresTests {
-    static let base = Date(timeIntervalSince1970: 1_700_000_000)
-    let policy = CachePolicy(heuristicFraction: 0.1, maximumHeuristicLifetime: 86_400, offlineFallback: 0)
-
-    func entry(_ headers: [String: String], responseAt: TimeInterval = 0) -> CachedEntry {
-        CachedEntry(
-            key: CacheKey(method: "GET", url: "http://h/", credential: "", varyNames: [], variant: ""),
-            responseURL: URL(fileURLWithPath: "/"),
-            statusCode: 200,
-            headers: headers,
-            body: Data(),
-            requestDate: Self.base.addingTimeInterval(responseAt),
-            responseDate: Self.base.addingTimeInterval(responseAt)
-        )
-    }
-
-    func at(_ seconds: TimeInterval) -> Date { Self.base.addingTimeInterval(seconds) }
-
+@Suite struct InvalidExpiresTests: PolicyFixture {
     // MARK: §5.3 Expires, RFC 9110 §5.6.7 HTTP-date
 
     @Test func anExpiresWithRunsOfSpacesIsAlreadyExpired() {

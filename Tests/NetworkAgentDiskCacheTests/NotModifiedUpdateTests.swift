@@ -13,24 +13,7 @@ import FoundationNetworking
 
 /// Which stored response a 304 updates (RFC 9111 §4.3.4, issue 27), and over the wire that the update, a new
 /// `ETag` included, is stored and used by the next validation.
-@Suite struct NotModifiedUpdateTests {
-    static let base = Date(timeIntervalSince1970: 1_700_000_000)
-    let policy = CachePolicy(heuristicFraction: 0.1, maximumHeuristicLifetime: 86_400, offlineFallback: 0)
-
-    func entry(_ headers: [String: String], responseAt: TimeInterval = 0) -> CachedEntry {
-        CachedEntry(
-            key: CacheKey(method: "GET", url: "http://h/", credential: "", varyNames: [], variant: ""),
-            responseURL: URL(fileURLWithPath: "/"),
-            statusCode: 200,
-            headers: headers,
-            body: Data(),
-            requestDate: Self.base.addingTimeInterval(responseAt),
-            responseDate: Self.base.addingTimeInterval(responseAt)
-        )
-    }
-
-    func at(_ seconds: TimeInterval) -> Date { Self.base.addingTimeInterval(seconds) }
-
+@Suite struct NotModifiedUpdateTests: PolicyFixture {
     // MARK: §4.3.4 which stored response a 304 updates
 
     /// `Last-Modified` more than 60 s before `Date`: a strong validator (RFC 9110 §8.8.2.2).

@@ -13,24 +13,7 @@ import FoundationNetworking
 
 /// `no-cache="field"` (RFC 9111 §5.2.2.4, issue 27): the response is reused without the named fields until it is
 /// validated.
-@Suite struct QualifiedNoCacheTests {
-    static let base = Date(timeIntervalSince1970: 1_700_000_000)
-    let policy = CachePolicy(heuristicFraction: 0.1, maximumHeuristicLifetime: 86_400, offlineFallback: 0)
-
-    func entry(_ headers: [String: String], responseAt: TimeInterval = 0) -> CachedEntry {
-        CachedEntry(
-            key: CacheKey(method: "GET", url: "http://h/", credential: "", varyNames: [], variant: ""),
-            responseURL: URL(fileURLWithPath: "/"),
-            statusCode: 200,
-            headers: headers,
-            body: Data(),
-            requestDate: Self.base.addingTimeInterval(responseAt),
-            responseDate: Self.base.addingTimeInterval(responseAt)
-        )
-    }
-
-    func at(_ seconds: TimeInterval) -> Date { Self.base.addingTimeInterval(seconds) }
-
+@Suite struct QualifiedNoCacheTests: PolicyFixture {
     // MARK: §5.2.2.4 qualified no-cache
 
     @Test(arguments: [
