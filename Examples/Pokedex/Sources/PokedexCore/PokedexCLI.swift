@@ -78,10 +78,32 @@ public enum PokedexCLI {
         }
         defer { mirror?.stop() }
         let baseURL = options.baseURL ?? MirrorRoutingTransport.mirrorOrigin.appendingPathComponent("api/v2")
+        let base = Self.makeTransport(options.transport)
         let transport = MirrorRoutingTransport(
-            base: Self.makeTransport(options.transport),
+            base: base,
             mirror: mirror.map { URL(string: "http://127.0.0.1:\($0.port)")! }
         )
+        // A CurlTransport is ended explicitly, whatever the command's outcome: its thread and connections end here,
+        // not whenever the last reference goes (NetworkAgentCurl reports a transport dropped without it in debug
+        // builds).
+        let outcome: Result<Void, any Error>
+        do {
+            try await perform(options, baseURL: baseURL, transport: transport, terminal: terminal)
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        await (base as? CurlTransport)?.shutdown()
+        try outcome.get()
+    }
+
+    /// Runs a command that talks to the API through `transport`.
+    static func perform(
+        _ options: PokedexOptions,
+        baseURL: URL,
+        transport: MirrorRoutingTransport,
+        terminal: Terminal
+    ) async throws {
         let client = try await PokedexClient(options: options, baseURL: baseURL, transport: transport)
         defer {
             if let metrics = client.metrics { Terminal.error(metrics.prometheusText(), terminator: "") }
