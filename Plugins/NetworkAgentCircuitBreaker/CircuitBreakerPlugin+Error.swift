@@ -6,7 +6,7 @@ extension CircuitBreakerPlugin {
     ///
     /// The plugin throws a ``/NetworkAgent/NetworkAgentError`` with code
     /// ``/NetworkAgent/NetworkAgentError/Code/circuitOpen`` (so callers, the retry plugin and caches handle one error
-    /// type) whose `underlying` error is this one; read it with ``/NetworkAgent/NetworkAgentError/circuitBreakerError``.
+    /// type) whose `underlying` error is this one; read it with `NetworkAgentError.circuitBreakerError`.
     /// Compare ``code`` with ``Code/open``; new codes may be added.
     public struct Error: Swift.Error, Sendable, CustomStringConvertible {
         /// What kind of failure this is.

@@ -91,7 +91,7 @@ public struct CircuitBreakerPlugin: NetworkAgentPlugin {
     /// - Returns: What `next` returns.
     /// - Throws: ``/NetworkAgent/NetworkAgentError`` with code ``/NetworkAgent/NetworkAgentError/Code/circuitOpen`` when
     ///   the circuit is open (nothing sent), its `underlying` error an ``Error`` that says until when (see
-    ///   ``/NetworkAgent/NetworkAgentError/circuitBreakerError``); otherwise what `next` throws, unchanged.
+    ///   `NetworkAgentError.circuitBreakerError`); otherwise what `next` throws, unchanged.
     public func intercept(
         _ request: URLRequest,
         endpoint: any NetworkAgentEndpoint,

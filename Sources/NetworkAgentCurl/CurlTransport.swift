@@ -78,7 +78,7 @@ public final class CurlTransport: HTTPTransport {
     ///
     /// A request in flight (a ``send(_:)`` waiting for its response, a ``stream(_:)`` whose body is still being read)
     /// fails at once with a ``/NetworkAgent/NetworkAgentError`` of code `transport` whose
-    /// ``/NetworkAgent/NetworkAgentError/curlError`` has the code ``Error/Code-swift.struct/shutdown``; a request made
+    /// `NetworkAgentError.curlError` has the code ``Error/Code-swift.struct/shutdown``; a request made
     /// after it fails the same way without being sent. Neither is retried by the retry plugin (there is no `URLError`
     /// code). To let requests finish, await them before calling this: nothing is given a grace period.
     ///
