@@ -10,12 +10,7 @@ import FoundationNetworking
 /// The TLS failures of NginxHTTPSTests keep libcurl's numbers as typed fields: the `CURLcode` and, for a certificate
 /// that failed verification, OpenSSL's X.509 result (20: unable to get the local issuer certificate; a name mismatch
 /// with libcurl 7.88 and OpenSSL 3: 1, X509_V_ERR_UNSPECIFIED).
-@Suite(
-    .enabled(
-        if: Interop.nginxHTTPS != nil && Interop.testCA != nil,
-        "nginx is not serving HTTPS (Scripts/interop/start, with openssl installed)"
-    )
-)
+@Suite(Interop.nginxHTTPSIsUp)
 struct CurlTLSErrorFactsTests {
     let https = Interop.nginxHTTPS ?? URL(fileURLWithPath: "/")
     let testCA = Interop.testCA ?? URL(fileURLWithPath: "/")

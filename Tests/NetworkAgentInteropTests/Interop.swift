@@ -24,6 +24,11 @@ enum Interop {
     )
     /// The PEM file of the CA that signed ``nginxHTTPS``'s certificate.
     static let testCA = environment["NETWORKAGENT_TEST_CA"].map { URL(fileURLWithPath: $0) }
+    /// Runs a suite only when nginx serves HTTPS from ``testCA``'s certificates.
+    static let nginxHTTPSIsUp: ConditionTrait = .enabled(
+        if: nginxHTTPS != nil && testCA != nil,
+        "nginx is not serving HTTPS (Scripts/interop/start, with openssl installed)"
+    )
     /// ``nginxHTTPS``'s public key as libcurl pins it: `sha256//` and the base64 SHA-256 of its DER
     /// SubjectPublicKeyInfo.
     static let nginxHTTPSPin = environment["NETWORKAGENT_NGINX_HTTPS_PIN"]

@@ -15,12 +15,7 @@ import FoundationNetworking
 ///
 /// Scripts/nginx/start makes the CAs and certificates with openssl at every start; every answer names the protocol
 /// nginx spoke in `X-Protocol` (`HTTP/2.0`, `HTTP/1.1`).
-@Suite(
-    .enabled(
-        if: Interop.nginxHTTPS != nil && Interop.testCA != nil,
-        "nginx is not serving HTTPS (Scripts/interop/start, with openssl installed)"
-    )
-)
+@Suite(Interop.nginxHTTPSIsUp)
 struct NginxHTTPSTests {
     let https = Interop.nginxHTTPS ?? URL(fileURLWithPath: "/")
     let testCA = Interop.testCA ?? URL(fileURLWithPath: "/")
