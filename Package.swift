@@ -182,6 +182,13 @@ targets += [
         dependencies: ["NetworkAgentDiskCache"],
         path: "Tests/DiskCacheCrashWriter"
     ),
+    // A reverse proxy through a DiskCachePlugin on CurlTransport, for running the public HTTP caching test suite
+    // (Scripts/cache-conformance). Not a product; neither the tests nor CI run it.
+    .executableTarget(
+        name: "CacheConformanceProxy",
+        dependencies: ["NetworkAgent", "NetworkAgentCurl", "NetworkAgentDiskCache", "NetworkAgentTestServer"],
+        path: "Tests/CacheConformanceProxy"
+    ),
     // A second process on a shared Redis store: the child of the Redis cache's multi-process tests, on the run's
     // TestTransport. Its steps are NetworkAgentToolSupport's `RedisWorker`, which the bench runs too. Not a product.
     .executableTarget(
