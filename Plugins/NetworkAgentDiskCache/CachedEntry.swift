@@ -66,6 +66,21 @@ public struct CachedEntry: Hashable, Sendable {
         if let value { headers[name] = value }
     }
 
+    /// Whether the body is the whole representation a 200 carried, byte for byte, so that ranges of it can be
+    /// served (RFC 9110 §14.1.4: positions count in the representation as sent, content coding included): a 200
+    /// without `Content-Range`, without a content coding (the transport may have decoded one), and with a
+    /// `Content-Length`, if any, equal to the body's length.
+    var holdsCompleteRepresentation: Bool {
+        guard statusCode == 200, header("Content-Range") == nil else { return false }
+        if let coding = header("Content-Encoding"), !coding.trimmingCharacters(in: .whitespaces).isEmpty,
+            coding.trimmingCharacters(in: .whitespaces).lowercased() != "identity"
+        {
+            return false
+        }
+        guard let length = header("Content-Length") else { return true }
+        return Int(length.trimmingCharacters(in: .whitespaces)) == body.count
+    }
+
     /// The approximate memory an entry takes: body, header text and a fixed overhead.
     var approximateByteCount: Int {
         body.count + headers.reduce(256) { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 }
