@@ -128,6 +128,9 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         guard method == "GET" || method == "HEAD" else {
             return try await forwardUncached(request, method: method, next: next)
         }
+        if method == "GET", let range = Self.servableRange(of: request) {
+            return try await answerRange(range, of: request, endpoint: endpoint, next: next)
+        }
         guard !Self.bypassHeaders.contains(where: { request.value(forHTTPHeaderField: $0) != nil }),
             let key = CacheKey(request: request)
         else {
@@ -213,7 +216,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
 
     /// The stored variant that matches the request, and if there is none, why (`not_stored`, `vary_mismatch`,
     /// `error`).
-    private func lookup(_ key: CacheKey, request: URLRequest) async -> (CachedEntry?, reason: String) {
+    func lookup(_ key: CacheKey, request: URLRequest) async -> (CachedEntry?, reason: String) {
         if let shared = access.shared {
             let entries: [CachedEntry]
             do {
