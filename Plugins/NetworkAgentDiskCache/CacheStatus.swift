@@ -7,7 +7,7 @@ import FoundationNetworking
 /// How a ``DiskCachePlugin`` answered a request, as carried by the ``DiskCachePlugin/defaultStatusHeader``
 /// response header (`X-NetworkAgent-Cache: hit`).
 public enum CacheStatus: String, Sendable, Hashable, CaseIterable {
-    /// A fresh stored response; the network was not used.
+    /// A fresh stored response (or, for a range request, the part of it asked for); the network was not used.
     case hit
     /// A stored response the origin confirmed with a 304; the body came from the cache.
     case revalidated
@@ -23,7 +23,8 @@ public enum CacheStatus: String, Sendable, Hashable, CaseIterable {
     ///   - response: A response from a provider whose chain has a ``DiskCachePlugin``.
     ///   - header: The header the plugin was configured with; defaults to ``DiskCachePlugin/defaultStatusHeader``.
     /// - Returns: The status, or `nil` when the response does not carry one (the cache did not handle the request:
-    ///   an unsafe method, a range or conditional request of the caller's own).
+    ///   an unsafe method, a conditional request of the caller's own, or a range it could not answer from the
+    ///   store).
     public init?(response: URLResponse, header: String = DiskCachePlugin.defaultStatusHeader) {
         guard let value = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: header) else { return nil }
         self.init(rawValue: value)

@@ -31,9 +31,10 @@ import FoundationNetworking
 /// - removes the entries of a URL (and of its `Location` and `Content-Location`) after a successful unsafe request.
 ///
 /// Each answer carries ``Configuration/statusHeader`` (`X-NetworkAgent-Cache: hit|revalidated|stale|miss`; read it
-/// with ``CacheStatus/init(response:header:)``) and, when it comes from the store, an `Age`. Requests with their own
-/// `Range` or conditional headers pass through untouched. Storage failures never fail a request: they become
-/// misses and `cache.error` events.
+/// with ``CacheStatus/init(response:header:)``) and, when it comes from the store, an `Age`. A `GET` for a single
+/// byte range is answered from a stored complete 200 that needs no validation (206, or 416 when the range misses the
+/// body); other ranges, and requests with conditional headers of their own, pass through untouched. Storage failures
+/// never fail a request: they become misses and `cache.error` events.
 ///
 /// Events (source `cache`): `hit`, `miss` (`reason`), `stale` (`reason`), `revalidated` (these four of kind
 /// ``/NetworkAgent/NetworkAgentEvent/Kind/cacheHit`` and its siblings), `stored` (`bytes`),

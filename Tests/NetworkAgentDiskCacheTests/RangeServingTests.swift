@@ -101,6 +101,33 @@ import FoundationNetworking
         #expect(cache.plugin.stats.entryCount == 1)
     }
 
+    /// A stale response the request or the response accepts serves the range too: within `max-stale`, and within
+    /// `stale-while-revalidate`, whose background refresh asks for the whole resource, not the range.
+    @Test func aStaleResponseThatMayBeServedAnswersTheRange() async throws {
+        let cache = try CacheHarness { request, now in
+            if let range = request.header("Range") { return .cached("origin:\(range)", status: 206, at: now) }
+            return .cached(
+                Self.body,
+                at: now,
+                [("Cache-Control", "max-age=10, stale-while-revalidate=100"), ("ETag", "\"s\"")]
+            )
+        }
+        _ = try await cache.send()
+        cache.clock.advance(by: .seconds(20))
+        let accepted = try await cache.send(headers: ["Range": "bytes=0-1", "Cache-Control": "max-stale=30"])
+        #expect(accepted.body == "01")
+        #expect(accepted.status == .stale)
+        #expect(cache.requestCount == 1)
+        let refreshing = try await cache.send(headers: ["Range": "bytes=-2"])
+        #expect(refreshing.response.statusCode == 206)
+        #expect(refreshing.body == "89")
+        #expect(refreshing.status == .stale)
+        #expect(await eventually { cache.requestCount == 2 })
+        let refresh = try #require(cache.server.requests.last)
+        #expect(refresh.header("Range") == nil)
+        #expect(refresh.header("If-None-Match") == "\"s\"")
+    }
+
     /// With nothing stored the range goes to the origin, and its 206 is not stored: the next full request is a miss.
     @Test func aRangeWithNothingStoredIsForwardedAndNotStored() async throws {
         let cache = try Self.origin()
