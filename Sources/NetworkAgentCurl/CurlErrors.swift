@@ -51,11 +51,9 @@ enum CurlErrors {
         transfer: CurlTransfer
     ) -> NetworkAgentError {
         if code == CURLE_OPERATION_TIMEDOUT { return HTTPTransportContext.timedOut(transfer.request) }
-        let urlCode =
-            transfer.bodyReadFailed ? .cannotLoadFromNetwork : urlErrorCode(for: code, verifyResult: verifyResult)
+        let urlCode = urlErrorCode(for: code, verifyResult: verifyResult)
         let libcurlMessage = message ?? String(cString: curl_easy_strerror(code))
-        let detail =
-            transfer.bodyReadFailed ? "the request body could not be read (\(libcurlMessage))" : libcurlMessage
+        let detail = libcurlMessage
         // The X.509 result means something only when the certificate check failed (1 for a name mismatch, measured).
         let facts = CurlTransport.Error(
             .transferFailed,
@@ -90,6 +88,21 @@ enum CurlErrors {
             )
         case .shutdown:
             shutdown(request: transfer.request)
+        case .bodyUnreadable(let detail):
+            HTTPTransportContext.error(
+                for: URLError(
+                    .cannotLoadFromNetwork,
+                    userInfo: [
+                        NSLocalizedDescriptionKey: "the request body could not be read (\(detail))",
+                        NSURLErrorFailingURLErrorKey: transfer.url,
+                    ]
+                ),
+                request: transfer.request
+            )
+        case .refused(let option, let code):
+            refused(option, code: code, request: transfer.request)
+        case .unavailable(let message):
+            engineError(message, request: transfer.request)
         case .responseTooLarge(let limit):
             HTTPTransportContext.responseTooLarge(
                 limit: limit,

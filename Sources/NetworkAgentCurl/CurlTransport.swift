@@ -222,15 +222,15 @@ public final class CurlTransport: HTTPTransport {
             limit: limit,
             progress: progress
         )
-        let bufferLimit = configuration.streamBufferLimit
+        let mode: CurlTransferState.Mode =
+            streaming ? .stream(bufferLimit: configuration.streamBufferLimit) : .collect
         let outcome: CurlTransfer.Outcome
         do {
             outcome = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    transfer.sink = streaming ? .stream(continuation, bufferLimit: bufferLimit) : .collect(continuation)
+                    // The continuation travels in the command: the engine thread alone touches the transfer's state.
                     // Refused once the transport is shut down: the transfer never reached the engine thread.
-                    if !engine.submit(.add(transfer)) {
-                        transfer.sink = nil
+                    if !engine.submit(.add(transfer, mode, continuation)) {
                         continuation.resume(throwing: CurlErrors.shutdown(request: transfer.request))
                     }
                 }
@@ -305,9 +305,9 @@ public final class CurlTransport: HTTPTransport {
                     "the request body file \(file.fileURL.path) cannot be read (errno \(errno))"
                 )
             }
-            return .file(fd: fd, size: Int(status.st_size))
+            return .reader(CurlBodyReader(.file(fd: fd, size: Int(status.st_size))))
         }
-        if let stream = request.httpBodyStream { return .stream(stream) }
+        if let stream = request.httpBodyStream { return .reader(CurlBodyReader(.stream(stream))) }
         if let data = request.httpBody, !data.isEmpty { return .data(data) }
         return .none
     }
