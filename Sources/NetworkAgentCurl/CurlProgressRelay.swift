@@ -2,11 +2,15 @@ import Dispatch
 import NetworkAgent
 
 /// Hands a transfer's progress to the caller's handler off the engine thread, in order and coalesced: the engine
-/// thread only records the latest value; a queue of the transfer's own calls the handler with the newest value
-/// it has (a slow handler sees fewer, later values, and delays nobody else). What ends the call (its answer, the end
-/// of its body stream) runs on that queue after the last report, so a caller has every report when it is answered.
+/// thread only records the value; a queue of the transfer's own calls the handler with the first value and then the
+/// newest it has (a slow handler sees fewer, later values, and delays nobody else). What ends the call (its answer,
+/// the end of its body stream) runs on that queue after the last report, so a caller has the final report when it is
+/// answered.
 final class CurlProgressRelay: Sendable {
     private struct Pending {
+        /// The transfer's first report, never coalesced: a handler always hears that a transfer began.
+        var first: TransferProgress?
+        var reportedAny = false
         var progress: TransferProgress?
         var last: (@Sendable () -> Void)?
         /// A drain is scheduled or running.
@@ -24,7 +28,12 @@ final class CurlProgressRelay: Sendable {
     /// Records `progress` (engine thread); the handler gets it, or a newer value, soon.
     func report(_ progress: TransferProgress) {
         let schedule = pending.withLock { pending in
-            pending.progress = progress
+            if pending.reportedAny {
+                pending.progress = progress
+            } else {
+                pending.reportedAny = true
+                pending.first = progress
+            }
             return Self.claimDrain(&pending)
         }
         if schedule { queue.async { self.drain() } }
@@ -53,6 +62,10 @@ final class CurlProgressRelay: Sendable {
     private func drain() {
         while true {
             let work = pending.withLock { pending -> Work? in
+                if let first = pending.first {
+                    pending.first = nil
+                    return .report(first)
+                }
                 if let progress = pending.progress {
                     pending.progress = nil
                     return .report(progress)
