@@ -41,7 +41,8 @@ import Darwin
 /// no `Accept`, and a `User-Agent` (`NetworkAgentCurl libcurl/<version>`) when it has none; `Expect: 100-continue`
 /// is never added. A body in `httpBody` or a ``/NetworkAgent/FileBackedBodyStream`` is sent with its
 /// `Content-Length` (and sent again on a 307/308, or when a reused connection turns out dead); another
-/// `httpBodyStream` is read in chunks as libcurl sends it, chunked, once.
+/// `httpBodyStream` is sent chunked, once. File and stream bodies are read ahead off the engine thread, and progress
+/// handlers run off it too: a body that blocks, or a handler that does, holds up only its own request.
 ///
 /// Each transport owns its engine thread and connections; create one and keep it for the process (or as long as its
 /// connections are worth keeping), and end it with ``shutdown()``: what is in flight fails with a typed error, the
