@@ -17,9 +17,9 @@ import Darwin
 /// thread never reads. When the buffer is empty the read callback pauses the upload (`CURL_READFUNC_PAUSE`); the
 /// reader tells the engine when bytes (or the end) arrive, and the engine resumes it (`curl_easy_pause`).
 final class CurlBodyReader: @unchecked Sendable {
-    // @unchecked Sendable: `source` (the file descriptor, the InputStream) and `streamOpened` are used only by blocks
-    // on `queue`, which is serial, and the descriptor is closed in `deinit`, after the last of them (each holds the
-    // reader); everything the engine thread shares with them is in `buffer`, under its lock.
+    // @unchecked Sendable: `source` (the file descriptor, the InputStream), `chunk` and `streamOpened` are used only by
+    // blocks on `queue`, which is serial, and the descriptor is closed in `deinit`, after the last of them (each
+    // holds the reader); everything the engine thread shares with them is in `buffer`, under its lock.
 
     enum Source {
         /// A file descriptor open for reading, and the file's size: read with `pread` from any offset.
@@ -65,6 +65,8 @@ final class CurlBodyReader: @unchecked Sendable {
     private let queue = DispatchQueue(label: "NetworkAgentCurl.body")
     private let buffer = Locked(Buffer())
     private var streamOpened = false
+    /// Where one read lands before it is appended to the buffer (reused).
+    private var chunk = Data(count: chunkSize)
 
     init(_ source: Source) {
         self.source = source
@@ -145,7 +147,6 @@ final class CurlBodyReader: @unchecked Sendable {
     /// One read, on the reader's queue; schedules the next while the buffer has room.
     private func fill() {
         let (generation, offset) = buffer.withLock { ($0.generation, $0.offset) }
-        var chunk = Data(count: Self.chunkSize)
         let count = chunk.withUnsafeMutableBytes { bytes -> Int in
             guard let base = bytes.baseAddress else { return -1 }
             switch source {
