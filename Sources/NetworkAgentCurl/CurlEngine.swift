@@ -17,9 +17,12 @@ import Darwin
 /// One libcurl multi handle, driven by one dedicated thread.
 ///
 /// Other threads hand it work through a locked command queue and `curl_multi_wakeup`; the thread runs
-/// `curl_multi_perform`, completes finished transfers (resuming their callers' continuations from here, so no
-/// thread of Swift's cooperative pool ever blocks on I/O) and sleeps in `curl_multi_poll`. Easy handles are
-/// reused (`curl_easy_reset`); connections stay in the multi handle's connection cache for keep-alive and HTTP/2
+/// `curl_multi_perform`, completes finished transfers (resuming their callers' continuations from here, or from the
+/// call's progress queue after its last report, so no thread of Swift's cooperative pool ever blocks on I/O) and
+/// sleeps in `curl_multi_poll`. Each transfer's lifecycle is its ``CurlTransferState``: the loop and libcurl's
+/// callbacks feed it events and perform the actions it returns. Nothing slow runs here: request bodies are read by
+/// ``CurlBodyReader`` and progress handlers called by ``CurlProgressRelay``, each on a queue of its own. Easy handles
+/// are reused (`curl_easy_reset`); connections stay in the multi handle's connection cache for keep-alive and HTTP/2
 /// multiplexing.
 final class CurlEngine: @unchecked Sendable {
     // @unchecked Sendable: `inbox` is guarded by its lock; `multi` is used by other threads only through
