@@ -25,6 +25,9 @@ import FoundationNetworking
 ///   without its last chunk) as a lost connection, `URLError(.networkConnectionLost)`, where FoundationNetworking
 ///   gives `URLError.unknown`. A gzip stream that ends early inside a body whole on the wire cannot be seen: libcurl
 ///   inflates what arrived and reports nothing, so the call returns the shorter body;
+/// - reports a body libcurl cannot decode (a `Transfer-Encoding` with a coding it does not know, or a body that does
+///   not decode as its coding says) as `URLError(.cannotDecodeContentData)`, as `CurlTransport` does, where
+///   FoundationNetworking gives `URLError.unknown`;
 /// - uses no cookie jar and no URL cache unless a session configuration asks for them;
 /// - streams bodies in a ``FileBackedBodyStream`` from their file with a `Content-Length`, on every attempt;
 /// - sends a request with a body again itself when libcurl's own re-send after a reused connection died would go
@@ -380,11 +383,28 @@ public final class URLSessionTransport: HTTPTransport {
     /// chunked body without its last chunk) is a lost connection, `URLError(.networkConnectionLost)`, as
     /// `CurlTransport` and Apple's URLSession report it, so that the retry plugin classifies it the same.
     static func map(_ error: any Error, request: URLRequest?) -> NetworkAgentError {
-        guard let urlError = error as? URLError, isBodyCutShort(urlError) else {
-            return HTTPTransportContext.error(for: error, request: request)
+        guard let urlError = error as? URLError else { return HTTPTransportContext.error(for: error, request: request) }
+        if isBodyCutShort(urlError) {
+            let lost = URLError(.networkConnectionLost, userInfo: urlError.userInfo)
+            return HTTPTransportContext.error(for: lost, request: request)
         }
-        let lost = URLError(.networkConnectionLost, userInfo: urlError.userInfo)
-        return HTTPTransportContext.error(for: lost, request: request)
+        if isUndecodable(urlError) {
+            let undecodable = URLError(.cannotDecodeContentData, userInfo: urlError.userInfo)
+            return HTTPTransportContext.error(for: undecodable, request: request)
+        }
+        return HTTPTransportContext.error(for: urlError, request: request)
+    }
+
+    /// Whether FoundationNetworking failed a task because libcurl could not decode its body
+    /// (`CURLE_BAD_CONTENT_ENCODING`): a coding it does not know ("Unrecognized content encoding type…", an unknown
+    /// `Transfer-Encoding` such as `foo`), or bytes that do not decode as their coding says ("Error while processing
+    /// content unencoding…"). FoundationNetworking reports either as `URLError.unknown` (-1) with libcurl's message
+    /// (measured with libcurl 7.88.1).
+    static func isUndecodable(_ error: URLError) -> Bool {
+        guard error.code == .unknown else { return false }
+        let message = error.localizedDescription
+        return message.hasPrefix("Unrecognized content encoding type")
+            || message.hasPrefix("Error while processing content unencoding")
     }
 
     /// Whether FoundationNetworking failed a task because its body was cut short on the wire.

@@ -17,9 +17,12 @@ import Darwin
 /// One libcurl multi handle, driven by one dedicated thread.
 ///
 /// Other threads hand it work through a locked command queue and `curl_multi_wakeup`; the thread runs
-/// `curl_multi_perform`, completes finished transfers (resuming their callers' continuations from here, so no
-/// thread of Swift's cooperative pool ever blocks on I/O) and sleeps in `curl_multi_poll`. Easy handles are
-/// reused (`curl_easy_reset`); connections stay in the multi handle's connection cache for keep-alive and HTTP/2
+/// `curl_multi_perform`, completes finished transfers (resuming their callers' continuations from here, or from the
+/// call's progress queue after its last report, so no thread of Swift's cooperative pool ever blocks on I/O) and
+/// sleeps in `curl_multi_poll`. Each transfer's lifecycle is its ``CurlTransferState``: the loop and libcurl's
+/// callbacks feed it events and perform the actions it returns. Nothing slow runs here: request bodies are read by
+/// ``CurlBodyReader`` and progress handlers called by ``CurlProgressRelay``, each on a queue of its own. Easy handles
+/// are reused (`curl_easy_reset`); connections stay in the multi handle's connection cache for keep-alive and HTTP/2
 /// multiplexing.
 final class CurlEngine: @unchecked Sendable {
     // @unchecked Sendable: `inbox` is guarded by its lock; `multi` is used by other threads only through
@@ -29,9 +32,13 @@ final class CurlEngine: @unchecked Sendable {
     // `deinit` when the thread never ran its loop.
 
     enum Command: Sendable {
-        case add(CurlTransfer)
+        /// Start a transfer; its caller waits on the continuation.
+        case add(CurlTransfer, CurlTransferState.Mode, CheckedContinuation<CurlTransfer.Outcome, any Error>)
         case stop(CurlTransfer, CurlTransfer.Stop)
+        /// The consumer of a streamed body read what waited.
         case unpause(CurlTransfer)
+        /// The transfer's body reader has bytes (or its end) after it had none.
+        case bodyReady(CurlTransfer)
         /// The transport is gone: end the thread once nothing is in flight.
         case release
         /// ``CurlTransport/shutdown()``: fail what is in flight, then end the thread.
@@ -192,13 +199,16 @@ final class CurlEngine: @unchecked Sendable {
             }
             for command in incoming {
                 switch command {
-                case .add(let transfer): add(transfer)
-                case .stop(let transfer, let reason): stop(transfer, reason)
-                case .unpause(let transfer): unpause(transfer)
+                case .add(let transfer, let mode, let continuation):
+                    transfer.caller = continuation
+                    feed(transfer, .start(mode))
+                case .stop(let transfer, let reason): feed(transfer, .stop(reason))
+                case .unpause(let transfer): feed(transfer, .demand)
+                case .bodyReady(let transfer): feed(transfer, .uploadReady)
                 case .release: released = true
                 case .shutdown:
                     released = true
-                    for transfer in Array(active.values) { stop(transfer, .shutdown) }
+                    for transfer in Array(active.values) { feed(transfer, .stop(.shutdown)) }
                 }
             }
             incoming.removeAll(keepingCapacity: true)
@@ -244,7 +254,7 @@ final class CurlEngine: @unchecked Sendable {
             curlMultiCode: Int(code.rawValue),
             detail: "\(call): \(String(cString: curl_multi_strerror(code)))"
         )
-        for transfer in Array(active.values) { stop(transfer, .engineFailed(facts)) }
+        for transfer in Array(active.values) { feed(transfer, .stop(.engineFailed(facts))) }
     }
 
     /// The calling thread's kernel id, from `/proc/thread-self` (`<pid>/task/<tid>`); `nil` where there is none.
@@ -262,7 +272,7 @@ final class CurlEngine: @unchecked Sendable {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                 let transfer = active[easy]
             else { continue }
-            complete(transfer, code: message.pointee.data.result)
+            feed(transfer, .done(message.pointee.data.result))
         }
     }
 
@@ -273,11 +283,11 @@ final class CurlEngine: @unchecked Sendable {
         var nearest: UInt64 = 1_000_000_000
         for transfer in Array(streamsAwaitingHeads.values) {
             guard let deadline = transfer.headDeadline else { continue }
-            if transfer.headDelivered {
+            if transfer.state.handedOnHead {
                 // The head was handed on: the deadline no longer applies (a redirect's head is not handed on).
                 streamsAwaitingHeads[ObjectIdentifier(transfer)] = nil
             } else if deadline <= now {
-                stop(transfer, .timedOut)
+                feed(transfer, .stop(.timedOut))
             } else {
                 nearest = min(nearest, deadline - now)
             }
@@ -285,19 +295,29 @@ final class CurlEngine: @unchecked Sendable {
         return Int32(clamping: (nearest + 999_999) / 1_000_000)
     }
 
-    // MARK: - Commands
+    // MARK: - Events and actions
 
-    private func add(_ transfer: CurlTransfer) {
-        if transfer.stop != nil {
-            finish(transfer, code: CURLE_OK)
-            return
+    /// Feeds `event` to the transfer's state and performs the action (the loop's events: commands, deadlines,
+    /// libcurl's end of a transfer; the callbacks perform their own).
+    private func feed(_ transfer: CurlTransfer, _ event: CurlTransferState.Event) {
+        switch transfer.handle(event) {
+        case .attach: attach(transfer)
+        case .end(let ending): end(transfer, ending)
+        case .setPause(let receive, let send):
+            guard let easy = transfer.easy else { return }
+            let mask = (receive ? CURLPAUSE_RECV : 0) | (send ? CURLPAUSE_SEND : 0)
+            _ = curl_easy_pause(easy.pointer, Int32(mask))
+        case .none, .deliverHead, .collect, .write, .pause, .abort:
+            // Actions of callback events: the loop's events never produce them.
+            break
         }
+    }
+
+    /// Sets an easy handle up for the transfer and adds it to the multi handle; a transfer that cannot start is
+    /// stopped (and fails) before anything is sent.
+    private func attach(_ transfer: CurlTransfer) {
         guard let easy = pool.popLast() ?? CurlEasyHandle() else {
-            transfer.stop = nil
-            fail(
-                transfer,
-                with: CurlErrors.engineError("libcurl could not create a transfer", request: transfer.request)
-            )
+            feed(transfer, .stop(.unavailable("libcurl could not create a transfer")))
             return
         }
         transfer.easy = easy
@@ -317,13 +337,20 @@ final class CurlEngine: @unchecked Sendable {
         }
         if let (option, code) = options.refused {
             // Fail closed: nothing was sent, and nothing will be.
-            recycle(transfer)
-            fail(transfer, with: CurlErrors.refused(option, code: code, request: transfer.request))
+            feed(transfer, .stop(.refused(option, code)))
             return
         }
+        if case .reader(let reader) = transfer.body {
+            // Reads ahead on the reader's queue before libcurl first asks; the engine hears of its bytes through
+            // the command queue.
+            weak let engine = self
+            reader.start { [weak transfer] in
+                guard let transfer else { return }
+                engine?.submit(.bodyReady(transfer))
+            }
+        }
         guard curl_multi_add_handle(multi, easy.pointer) == CURLM_OK else {
-            recycle(transfer)
-            fail(transfer, with: CurlErrors.engineError("libcurl refused the transfer", request: transfer.request))
+            feed(transfer, .stop(.unavailable("libcurl refused the transfer")))
             return
         }
         active[easy.pointer] = transfer
@@ -331,38 +358,30 @@ final class CurlEngine: @unchecked Sendable {
         if transfer.headDeadline != nil { streamsAwaitingHeads[ObjectIdentifier(transfer)] = transfer }
     }
 
-    /// Stops a transfer at once: a cancelled caller, a deadline, a consumer gone. Removing the easy handle from the
-    /// multi handle before it finished closes its connection (HTTP/1.1) or resets its stream (HTTP/2).
-    private func stop(_ transfer: CurlTransfer, _ reason: CurlTransfer.Stop) {
-        guard !transfer.isFinished else { return }
-        if transfer.stop == nil { transfer.stop = reason }
-        guard transfer.easy != nil else { return }  // not added yet: `add` finishes it
-        complete(transfer, code: CURLE_ABORTED_BY_CALLBACK)
-    }
-
-    private func unpause(_ transfer: CurlTransfer) {
-        guard !transfer.isFinished, let easy = transfer.easy else { return }
-        transfer.pauseNext = false
-        guard transfer.paused else { return }
-        transfer.paused = false
-        _ = curl_easy_pause(easy.pointer, CURLPAUSE_CONT)
-    }
-
-    // MARK: - Completion
-
-    private func complete(_ transfer: CurlTransfer, code: CURLcode) {
-        guard let easy = transfer.easy else { return }
-        curl_multi_remove_handle(multi, easy.pointer)
-        active[easy.pointer] = nil
-        activeCount.withLock { $0 = active.count }
+    /// Takes the transfer off libcurl when it is on it (before libcurl finished it, that closes its HTTP/1.1
+    /// connection or resets its HTTP/2 stream), puts its easy handle back, and settles the caller.
+    private func end(_ transfer: CurlTransfer, _ ending: CurlTransferState.Ending) {
         streamsAwaitingHeads[ObjectIdentifier(transfer)] = nil
-        if transfer.headersDone || code == CURLE_OK {
-            transfer.timings = CurlOptions.timings(of: easy.pointer, complete: true)
+        var message: String?
+        var verifyResult = 0
+        if let easy = transfer.easy {
+            if active.removeValue(forKey: easy.pointer) != nil {
+                curl_multi_remove_handle(multi, easy.pointer)
+                activeCount.withLock { $0 = active.count }
+            }
+            switch ending {
+            case .respond, .finishStream:
+                transfer.timings = CurlOptions.timings(of: easy.pointer, complete: true)
+            case .fail, .failStream:
+                if transfer.timeToHeaders > .zero {
+                    transfer.timings = CurlOptions.timings(of: easy.pointer, complete: true)
+                }
+            }
+            message = easy.errorMessage
+            verifyResult = CurlOptions.verifyResult(of: easy.pointer)
+            recycle(transfer)
         }
-        let message = easy.errorMessage
-        let verifyResult = CurlOptions.verifyResult(of: easy.pointer)
-        recycle(transfer)
-        finish(transfer, code: code, message: message, verifyResult: verifyResult)
+        transfer.settle(ending, message: message, verifyResult: verifyResult)
     }
 
     /// Puts the easy handle back in the pool, reset.
@@ -373,27 +392,4 @@ final class CurlEngine: @unchecked Sendable {
         easy.errorBuffer[0] = 0
         if pool.count < 256 { pool.append(easy) }
     }
-
-    private func finish(_ transfer: CurlTransfer, code: CURLcode, message: String? = nil, verifyResult: Int = 0) {
-        guard !transfer.isFinished else { return }
-        transfer.isFinished = true
-        let error: NetworkAgentError?
-        if let stop = transfer.stop {
-            error = CurlErrors.error(for: stop, transfer: transfer)
-        } else if code != CURLE_OK {
-            error = CurlErrors.error(for: code, message: message, verifyResult: verifyResult, transfer: transfer)
-        } else if !transfer.headersDone && !transfer.headDelivered {
-            error = HTTPTransportContext.error(for: URLError(.badServerResponse), request: transfer.request)
-        } else {
-            error = nil
-        }
-        transfer.settle(error: error)
-    }
-
-    private func fail(_ transfer: CurlTransfer, with error: NetworkAgentError) {
-        guard !transfer.isFinished else { return }
-        transfer.isFinished = true
-        transfer.settle(error: error)
-    }
-
 }

@@ -19,7 +19,9 @@ enum CurlErrors {
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2,
             CURLE_HTTP2_STREAM, CURLE_SEND_FAIL_REWIND:
             .networkConnectionLost
-        case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING: .badServerResponse
+        case CURLE_WEIRD_SERVER_REPLY: .badServerResponse
+        // The transport asks libcurl to decode no content coding: this is a transfer coding it cannot decode.
+        case CURLE_BAD_CONTENT_ENCODING: .cannotDecodeContentData
         case CURLE_UNSUPPORTED_PROTOCOL: .unsupportedURL
         case CURLE_URL_MALFORMAT: .badURL
         case CURLE_PEER_FAILED_VERIFICATION:
@@ -51,11 +53,9 @@ enum CurlErrors {
         transfer: CurlTransfer
     ) -> NetworkAgentError {
         if code == CURLE_OPERATION_TIMEDOUT { return HTTPTransportContext.timedOut(transfer.request) }
-        let urlCode =
-            transfer.bodyReadFailed ? .cannotLoadFromNetwork : urlErrorCode(for: code, verifyResult: verifyResult)
+        let urlCode = urlErrorCode(for: code, verifyResult: verifyResult)
         let libcurlMessage = message ?? String(cString: curl_easy_strerror(code))
-        let detail =
-            transfer.bodyReadFailed ? "the request body could not be read (\(libcurlMessage))" : libcurlMessage
+        let detail = code == CURLE_BAD_CONTENT_ENCODING ? undecodable(transfer, libcurlMessage) : libcurlMessage
         // The X.509 result means something only when the certificate check failed (1 for a name mismatch, measured).
         let facts = CurlTransport.Error(
             .transferFailed,
@@ -74,6 +74,17 @@ enum CurlErrors {
         return HTTPTransportContext.error(for: urlError, request: transfer.request)
     }
 
+    /// The message of a response whose transfer coding libcurl cannot decode (RFC 9112 §6.1): its framing and
+    /// content cannot be trusted, so the exchange fails rather than hand on bytes that may be cut or still encoded.
+    private static func undecodable(_ transfer: CurlTransfer, _ libcurlMessage: String) -> String {
+        let codings = transfer.responseHeaders
+            .filter { $0.name.caseInsensitiveCompare("Transfer-Encoding") == .orderedSame }
+            .map(\.value)
+            .joined(separator: ", ")
+        return "the response's Transfer-Encoding \"\(codings)\" has a coding this client cannot decode "
+            + "(\(libcurlMessage))"
+    }
+
     static func error(for stop: CurlTransfer.Stop, transfer: CurlTransfer) -> NetworkAgentError {
         switch stop {
         case .cancelled:
@@ -90,6 +101,21 @@ enum CurlErrors {
             )
         case .shutdown:
             shutdown(request: transfer.request)
+        case .bodyUnreadable(let detail):
+            HTTPTransportContext.error(
+                for: URLError(
+                    .cannotLoadFromNetwork,
+                    userInfo: [
+                        NSLocalizedDescriptionKey: "the request body could not be read (\(detail))",
+                        NSURLErrorFailingURLErrorKey: transfer.url,
+                    ]
+                ),
+                request: transfer.request
+            )
+        case .refused(let option, let code):
+            refused(option, code: code, request: transfer.request)
+        case .unavailable(let message):
+            engineError(message, request: transfer.request)
         case .responseTooLarge(let limit):
             HTTPTransportContext.responseTooLarge(
                 limit: limit,

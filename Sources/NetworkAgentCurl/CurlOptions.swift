@@ -75,7 +75,7 @@ enum CurlOptions {
         }
         applyMethodAndBody(transfer, set: &set, context: context)
         set.slist(CURLOPT_HTTPHEADER, transfer.slist)
-        if transfer.progressHandler != nil {
+        if transfer.progress != nil {
             set.long(CURLOPT_NOPROGRESS, 0)
             set.record(
                 CURLOPT_XFERINFOFUNCTION,
@@ -108,8 +108,8 @@ enum CurlOptions {
             guard ["POST", "PUT", "PATCH"].contains(transfer.method) else { return }
             size = 0
         case .data(let data): size = data.count
-        case .file(_, let fileSize): size = fileSize
-        case .stream: size = -1
+        // A stream's size is unknown (-1): it is sent chunked.
+        case .reader(let reader): size = reader.size ?? -1
         }
         set.long(CURLOPT_UPLOAD, 1)
         set.record(

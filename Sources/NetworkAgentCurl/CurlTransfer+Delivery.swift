@@ -14,57 +14,60 @@ import Musl
 import Darwin
 #endif
 
-/// The statuses whose response the transport follows: their body is collected (a redirect's body is small and
-/// never handed on), so that a streamed hop that redirects keeps its connection.
-private let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
-
 extension CurlTransfer {
+    /// Feeds `event` to the state and returns the action (engine thread).
+    func handle(_ event: CurlTransferState.Event) -> CurlTransferState.Action {
+        state.handle(event)
+    }
+
+    /// The final head ended (its blank line, or body bytes without one): records the time to headers and hands a
+    /// streamed head on.
+    func headEnded() {
+        // Time to headers is now, for a collected body too (not when its last byte arrives).
+        if timeToHeaders == .zero { timeToHeaders = started.duration(to: .now) }
+        if case .deliverHead(let bufferLimit) = handle(.headEnded(status: statusCode)) {
+            deliverHead(bufferLimit: bufferLimit)
+        }
+    }
+
     /// Body bytes of the response; returns what libcurl must be told (the length, 0 to fail, or a pause).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-        if !headersDone {
-            headersDone = true
-            timeToHeaders = started.duration(to: .now)
-        }
-        if !headDelivered, case .stream = sink { deliverHead() }
+        if state.awaitsHead { headEnded() }
         if let limit = maximumResponseBytes, received + bytes.count > limit {
-            stop = .responseTooLarge(limit: limit)
+            _ = handle(.fault(.responseTooLarge(limit: limit)))
             return 0
         }
-        if let writer {
-            if pauseNext {
-                pauseNext = false
-                paused = true
-                engine?.pauses.withLock { $0 += 1 }
-                return Int(CURL_WRITEFUNC_PAUSE)
-            }
-            guard !writer.isTerminated else {
-                stop = .consumerGone
+        switch handle(.body) {
+        case .collect:
+            received += bytes.count
+            data.append(bytes.bindMemory(to: UInt8.self))
+        case .write:
+            guard let writer, !writer.isTerminated else {
+                _ = handle(.fault(.consumerGone))
                 return 0
             }
             received += bytes.count
-            if !writer.write(Data(bytes)) { pauseNext = true }
-        } else {
-            received += bytes.count
-            data.append(bytes.bindMemory(to: UInt8.self))
+            if !writer.write(Data(bytes)) { _ = handle(.bufferFull) }
+        case .pause:
+            engine?.pauses.withLock { $0 += 1 }
+            return Int(CURL_WRITEFUNC_PAUSE)
+        default:
+            return 0
         }
-        if progressHandler != nil {
-            progress.bytesReceived = received
-            reportProgressNow()
+        if progress != nil {
+            var next = reported
+            next.bytesReceived = received
+            report(next)
         }
         return bytes.count
     }
 
-    /// Called when the head of a streamed response is complete: resumes the caller with the head and a body stream,
-    /// except for a redirect, whose body is collected.
-    func deliverHead() {
-        guard case .stream(let continuation, let bufferLimit) = sink, let easy else { return }
-        if redirectStatuses.contains(statusCode) { return }
-        if timeToHeaders == .zero { timeToHeaders = started.duration(to: .now) }
-        guard statusCode > 0 else { return }
+    /// Resumes the caller with the head and a body stream (``CurlTransferState/Action/deliverHead(bufferLimit:)``).
+    private func deliverHead(bufferLimit: Int) {
+        guard let caller, let easy else { return }
+        self.caller = nil
         let timings = CurlOptions.timings(of: easy.pointer, complete: false)
-        headDelivered = true
         headTimings = timings
-        sink = nil
         weak let engine = self.engine
         let (stream, writer) = HTTPByteStream.makeStream(
             bufferLimit: bufferLimit,
@@ -78,45 +81,64 @@ extension CurlTransfer {
             }
         )
         self.writer = writer
-        continuation.resume(
+        caller.resume(
             returning: Outcome(head: head(timings: timings), data: Data(), body: stream, timeToHeaders: timeToHeaders)
         )
     }
 
-    /// Ends the call: resumes the caller, or ends the body stream it already has.
-    func settle(error: NetworkAgentError?) {
-        if let writer {
+    /// Settles the call as `ending` says (``CurlTransferState/Action/end(_:)``): resumes the caller, or ends the body
+    /// stream it already has. With a progress handler this runs after its last report.
+    func settle(_ ending: CurlTransferState.Ending, message: String?, verifyResult: Int) {
+        let settle: @Sendable () -> Void
+        switch ending {
+        case .finishStream, .failStream:
+            guard let writer else { return }
             self.writer = nil
-            if let error { writer.finish(throwing: error) } else { writer.finish() }
-            return
-        }
-        let continuation: CheckedContinuation<Outcome, any Error>
-        let streamed: Bool
-        switch sink {
-        case .collect(let waiting): (continuation, streamed) = (waiting, false)
-        case .stream(let waiting, _): (continuation, streamed) = (waiting, true)
-        case nil: return
-        }
-        sink = nil
-        if let error {
-            // A head that arrived counts for the time to headers even when its body then failed.
-            let failure: any Error =
-                headersDone && timeToHeaders > .zero
-                ? FailedAfterHeaders(error: error, timeToHeaders: timeToHeaders) : error
-            continuation.resume(throwing: failure)
-            return
-        }
-        if timeToHeaders == .zero { timeToHeaders = started.duration(to: .now) }
-        guard statusCode > 0 else {
-            continuation.resume(
-                throwing: HTTPTransportContext.error(for: URLError(.badServerResponse), request: request)
+            if case .failStream(let failure) = ending {
+                let error = self.error(for: failure, message: message, verifyResult: verifyResult)
+                settle = { writer.finish(throwing: error) }
+            } else {
+                settle = { writer.finish() }
+            }
+        case .respond(let streamed):
+            guard let caller else { return }
+            self.caller = nil
+            if timeToHeaders == .zero { timeToHeaders = started.duration(to: .now) }
+            guard statusCode > 0 else {
+                let error = HTTPTransportContext.error(for: URLError(.badServerResponse), request: request)
+                settle = { caller.resume(throwing: error) }
+                break
+            }
+            let outcome = Outcome(
+                head: head(timings: timings),
+                data: data,
+                body: streamed ? HTTPByteStream(data: data) : nil,
+                timeToHeaders: timeToHeaders
             )
-            return
+            settle = { caller.resume(returning: outcome) }
+        case .fail(let failure):
+            guard let caller else { return }
+            self.caller = nil
+            let error = self.error(for: failure, message: message, verifyResult: verifyResult)
+            // A head that arrived counts for the time to headers even when its body then failed.
+            let thrown: any Error =
+                timeToHeaders > .zero ? FailedAfterHeaders(error: error, timeToHeaders: timeToHeaders) : error
+            settle = { caller.resume(throwing: thrown) }
         }
-        let body = streamed ? HTTPByteStream(data: data) : nil
-        continuation.resume(
-            returning: Outcome(head: head(timings: timings), data: data, body: body, timeToHeaders: timeToHeaders)
-        )
+        if let progress { progress.finish(then: settle) } else { settle() }
+    }
+
+    private func error(
+        for failure: CurlTransferState.Failure,
+        message: String?,
+        verifyResult: Int
+    ) -> NetworkAgentError {
+        switch failure {
+        case .stopped(let stop): CurlErrors.error(for: stop, transfer: self)
+        case .libcurl(let code):
+            CurlErrors.error(for: code, message: message, verifyResult: verifyResult, transfer: self)
+        case .noResponse: HTTPTransportContext.error(for: URLError(.badServerResponse), request: request)
+        }
     }
 
     func head(timings: HTTPTransferTimings?) -> Head {
@@ -125,12 +147,12 @@ extension CurlTransfer {
 
     /// The response built here, on the engine thread: for an error that carries it (rare).
     func makeResponse() -> HTTPURLResponse? {
-        head(timings: headDelivered ? headTimings : nil).makeResponse()
+        head(timings: headTimings).makeResponse()
     }
 
     // MARK: - Request body
 
-    /// Fills libcurl's buffer with the next bytes of the body; 0 at its end.
+    /// Fills libcurl's buffer with the next bytes of the body; 0 at its end, or libcurl's pause or abort value.
     func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         switch body {
@@ -143,25 +165,16 @@ extension CurlTransfer {
             data.copyBytes(to: base.assumingMemoryBound(to: UInt8.self), from: start..<(start + count))
             bodyOffset += count
             return count
-        case .file(let fd, _):
-            let count = pread(fd, base, buffer.count, off_t(bodyOffset))
-            guard count >= 0 else {
-                bodyReadFailed = true
+        case .reader(let reader):
+            switch reader.take(into: buffer) {
+            case .bytes(let count): return count
+            case .end: return 0
+            case .empty:
+                return handle(.uploadStarved) == .pause ? Int(CURL_READFUNC_PAUSE) : Int(CURL_READFUNC_ABORT)
+            case .failed(let detail):
+                _ = handle(.fault(.bodyUnreadable(detail)))
                 return Int(CURL_READFUNC_ABORT)
             }
-            bodyOffset += count
-            return count
-        case .stream(let stream):
-            if !streamOpened {
-                streamOpened = true
-                stream.open()
-            }
-            let count = stream.read(base.assumingMemoryBound(to: UInt8.self), maxLength: buffer.count)
-            guard count >= 0 else {
-                bodyReadFailed = true
-                return Int(CURL_READFUNC_ABORT)
-            }
-            return count
         }
     }
 
@@ -174,30 +187,26 @@ extension CurlTransfer {
             guard offset >= 0, offset <= data.count else { return false }
             bodyOffset = offset
             return true
-        case .file(_, let size):
-            guard offset >= 0, offset <= size else { return false }
-            bodyOffset = offset
-            return true
-        case .stream: return false
+        case .reader(let reader):
+            return reader.seek(to: offset)
         }
     }
 
     // MARK: - Progress
 
     func reportProgress(downloadTotal: Int, downloaded: Int, uploadTotal: Int, uploaded: Int) {
-        var next = progress
+        var next = reported
         next.bytesSent = uploaded
         next.totalBytesExpectedToSend = uploadTotal > 0 ? uploadTotal : next.totalBytesExpectedToSend
         next.totalBytesExpectedToReceive = downloadTotal > 0 ? downloadTotal : next.totalBytesExpectedToReceive
         next.bytesReceived = received
-        guard next != progress else { return }
-        progress = next
-        reportProgressNow()
+        report(next)
     }
 
-    private func reportProgressNow() {
-        guard let progressHandler, progress != lastReported else { return }
-        lastReported = progress
-        progressHandler(progress)
+    /// Records a new progress value for the relay, which hands it to the caller's handler off this thread.
+    private func report(_ next: TransferProgress) {
+        guard let progress, next != reported else { return }
+        reported = next
+        progress.report(next)
     }
 }

@@ -16,15 +16,17 @@ import Darwin
 
 /// One hop of one request: what to send, and the state of its transfer on the engine thread.
 final class CurlTransfer: @unchecked Sendable {
-    // @unchecked Sendable: the `let`s are set before the transfer is handed to the engine (through its locked
-    // command queue, which orders every later access after them). Every `var` is read and written only on the
-    // engine thread: in its loop, in libcurl's callbacks (which libcurl calls from curl_multi_perform and
-    // curl_easy_pause, on that thread), and when it completes the transfer. The header list `slist` points to is
-    // built in `init` and not changed after; libcurl reads it on the engine thread while the transfer is on the
-    // multi handle (which holds the transfer), and `deinit` frees it after the easy handle was reset.
+    // @unchecked Sendable: the `let`s are set in the caller's task before the transfer is handed to the engine
+    // (through its locked command queue, which orders every later access after them), and the caller's task touches
+    // no `var` (its continuation travels in the `add` command). Every `var` is read and written only on the engine
+    // thread: in its loop, in libcurl's callbacks (which libcurl calls from curl_multi_perform and curl_easy_pause, on
+    // that thread), and when it ends the transfer. What runs elsewhere (the body reader, the progress relay, the body
+    // stream's callbacks) reaches the transfer only through the engine's command queue. The header list `slist`
+    // points to is built in `init` and not changed after; libcurl reads it on the engine thread while the transfer is
+    // on the multi handle (which holds the transfer), and `deinit` frees it after the easy handle was reset.
 
     /// Why a transfer ended before libcurl finished it.
-    enum Stop: Sendable {
+    enum Stop: Equatable, Sendable {
         case cancelled
         case timedOut
         case responseTooLarge(limit: Int)
@@ -34,14 +36,12 @@ final class CurlTransfer: @unchecked Sendable {
         case engineFailed(CurlTransport.Error)
         /// The transport was shut down.
         case shutdown
-    }
-
-    /// Where the response goes.
-    enum Sink {
-        /// Collect the whole body; resume with it at the end.
-        case collect(CheckedContinuation<CurlTransfer.Outcome, any Error>)
-        /// Resume at the response head with a body stream.
-        case stream(CheckedContinuation<CurlTransfer.Outcome, any Error>, bufferLimit: Int)
+        /// The request body (a file or a stream) could not be read.
+        case bodyUnreadable(String)
+        /// libcurl refused an option the request cannot go without; nothing was sent.
+        case refused(CURLoption, CURLcode)
+        /// The engine could not start the transfer (no easy handle, the multi handle refused it).
+        case unavailable(String)
     }
 
     /// A response head as the engine thread read it. The caller's task turns it into an `HTTPURLResponse`
@@ -89,11 +89,10 @@ final class CurlTransfer: @unchecked Sendable {
     /// The request body.
     enum Body {
         case none
+        /// Copied to libcurl on the engine thread.
         case data(Data)
-        /// A file descriptor open for reading, and the file's size.
-        case file(fd: Int32, size: Int)
-        /// A one-shot stream, read in chunks, sent chunked.
-        case stream(InputStream)
+        /// A file (sent with its length) or a one-shot stream (sent chunked), read off the engine thread.
+        case reader(CurlBodyReader)
     }
 
     let request: URLRequest
@@ -111,36 +110,32 @@ final class CurlTransfer: @unchecked Sendable {
     /// For a streamed transfer: when the response head must have arrived (uptime nanoseconds), or nil.
     let headDeadline: UInt64?
     let maximumResponseBytes: Int?
-    let progressHandler: TransferProgress.Handler?
+    /// Hands progress to the caller's handler off the engine thread; `nil` without a handler.
+    let progress: CurlProgressRelay?
     let started = ContinuousClock.now
 
-    // Engine-thread state.
-    var sink: Sink?
+    // Engine-thread state. What the transfer may do next is `state` alone; the rest is what the actions use.
+    var state = CurlTransferState.created
+    /// The caller waiting for the head (streamed) or the whole response, until it is resumed.
+    var caller: CheckedContinuation<Outcome, any Error>?
+    /// The body stream's end, once the head was handed on (``CurlTransferState/Response/streaming(_:)``).
+    var writer: HTTPBodyWriter?
     var easy: CurlEasyHandle?
-    var stop: Stop?
-    var isFinished = false
+    weak var engine: CurlEngine?
     var statusCode = 0
     var httpVersion = "HTTP/1.1"
     var responseHeaders: [(name: String, value: String)] = []
-    var headersDone = false
     /// From the start of the hop to the end of its final response head; zero until then.
     var timeToHeaders: Duration = .zero
-    /// A streamed response's head went to the caller (with these timings).
-    var headDelivered = false
+    /// The timings a streamed response's head went to the caller with.
     var headTimings: HTTPTransferTimings?
     var data = Data()
     var received = 0
-    var writer: HTTPBodyWriter?
-    /// The consumer's buffer filled up: the next write callback pauses the transfer.
-    var pauseNext = false
-    var paused = false
+    /// How much of a ``Body/data(_:)`` body libcurl has taken.
     var bodyOffset = 0
-    var streamOpened = false
-    var bodyReadFailed = false
-    var progress = TransferProgress()
-    var lastReported = TransferProgress()
+    /// The last progress recorded for the relay.
+    var reported = TransferProgress()
     var timings: HTTPTransferTimings?
-    weak var engine: CurlEngine?
 
     init(
         request: URLRequest,
@@ -160,7 +155,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.timeoutMilliseconds = timeoutMilliseconds
         self.headDeadline = headDeadline
         self.maximumResponseBytes = maximumResponseBytes
-        self.progressHandler = progressHandler
+        self.progress = progressHandler.map { CurlProgressRelay(handler: $0) }
         self.isHTTPS = url.scheme?.lowercased() == "https"
         var list: UnsafeMutablePointer<curl_slist>?
         var hasUserAgent = false
@@ -180,7 +175,6 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
-        if case .file(let fd, _) = body { close(fd) }
         if let slist { curl_slist_free_all(slist) }
     }
 
@@ -189,17 +183,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// One header line of a response (status line, field, or the blank line ending the head).
     func receiveHeader(_ bytes: UnsafeRawBufferPointer) {
         // After the final head only trailers of a chunked body come here; they are not part of the response.
-        guard !headersDone else { return }
+        guard state.awaitsHead else { return }
         var end = bytes.count
         while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
         if end == 0 {
             // The end of a head; a 1xx head (100 Continue) is followed by another.
-            if statusCode >= 200 && !headersDone {
-                headersDone = true
-                // Time to headers is now, for a collected body too (not when its last byte arrives).
-                timeToHeaders = started.duration(to: .now)
-                if case .stream = sink { deliverHead() }
-            }
+            if statusCode >= 200 { headEnded() }
             return
         }
         // Parsed on the bytes: a `String` per line and Foundation's trimming cost more than the rest of the head.

@@ -41,7 +41,8 @@ import Darwin
 /// no `Accept`, and a `User-Agent` (`NetworkAgentCurl libcurl/<version>`) when it has none; `Expect: 100-continue`
 /// is never added. A body in `httpBody` or a ``/NetworkAgent/FileBackedBodyStream`` is sent with its
 /// `Content-Length` (and sent again on a 307/308, or when a reused connection turns out dead); another
-/// `httpBodyStream` is read in chunks as libcurl sends it, chunked, once.
+/// `httpBodyStream` is sent chunked, once. File and stream bodies are read ahead off the engine thread, and progress
+/// handlers run off it too: a body that blocks, or a handler that does, holds up only its own request.
 ///
 /// Each transport owns its engine thread and connections; create one and keep it for the process (or as long as its
 /// connections are worth keeping), and end it with ``shutdown()``: what is in flight fails with a typed error, the
@@ -222,15 +223,15 @@ public final class CurlTransport: HTTPTransport {
             limit: limit,
             progress: progress
         )
-        let bufferLimit = configuration.streamBufferLimit
+        let mode: CurlTransferState.Mode =
+            streaming ? .stream(bufferLimit: configuration.streamBufferLimit) : .collect
         let outcome: CurlTransfer.Outcome
         do {
             outcome = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    transfer.sink = streaming ? .stream(continuation, bufferLimit: bufferLimit) : .collect(continuation)
+                    // The continuation travels in the command: the engine thread alone touches the transfer's state.
                     // Refused once the transport is shut down: the transfer never reached the engine thread.
-                    if !engine.submit(.add(transfer)) {
-                        transfer.sink = nil
+                    if !engine.submit(.add(transfer, mode, continuation)) {
                         continuation.resume(throwing: CurlErrors.shutdown(request: transfer.request))
                     }
                 }
@@ -305,9 +306,9 @@ public final class CurlTransport: HTTPTransport {
                     "the request body file \(file.fileURL.path) cannot be read (errno \(errno))"
                 )
             }
-            return .file(fd: fd, size: Int(status.st_size))
+            return .reader(CurlBodyReader(.file(fd: fd, size: Int(status.st_size))))
         }
-        if let stream = request.httpBodyStream { return .stream(stream) }
+        if let stream = request.httpBodyStream { return .reader(CurlBodyReader(.stream(stream))) }
         if let data = request.httpBody, !data.isEmpty { return .data(data) }
         return .none
     }

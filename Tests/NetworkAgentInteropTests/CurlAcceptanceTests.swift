@@ -174,7 +174,7 @@ import FoundationNetworking
 
 /// A one-shot body stream that makes up `count` bytes (`x`) as it is read without holding them.
 ///
-/// The transport reads it from one thread at a time (libcurl's read callback, on the engine thread); the test reads
+/// The transport reads it from one thread at a time (its body reader's queue, off the engine thread); the test reads
 /// ``produced`` only after the upload has finished.
 final class GeneratedStream: InputStream {
     private let count: Int
