@@ -152,8 +152,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
                 let variants = await variantsWithETags(key)
                 if !variants.isEmpty { return try await exchange.validateVariants(variants) }
             }
-            state.record("miss", ["method": method, "reason": reason])
-            return try await exchange.fetch(fallback: nil)
+            return try await exchange.fetchCollapsed(key, reason: reason)
         }
         return try await answer(from: stored, exchange: exchange, directives: directives, method: method)
     }
@@ -213,7 +212,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
 
     /// The stored variant that matches the request, and if there is none, why (`not_stored`, `vary_mismatch`,
     /// `error`).
-    private func lookup(_ key: CacheKey, request: URLRequest) async -> (CachedEntry?, reason: String) {
+    func lookup(_ key: CacheKey, request: URLRequest) async -> (CachedEntry?, reason: String) {
         if let shared = access.shared {
             let entries: [CachedEntry]
             do {
