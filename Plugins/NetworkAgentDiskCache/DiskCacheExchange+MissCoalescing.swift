@@ -40,9 +40,10 @@ extension DiskCacheExchange {
                 case .answered:
                     let (answer, missed) = await collapsedAnswer(key)
                     if let answer { return answer }
-                    // Nothing stored, or a response that must be validated: the next misses need not wait for each
-                    // other. (A variant for other header values says nothing about this one.)
-                    if missed != "vary_mismatch" { plugin.state.markUncollapsed(primary) }
+                    // Nothing was stored (no-store, an error status, a redirect): the next misses need not wait for
+                    // each other. (A variant for other header values, or a response too old for this request's
+                    // directives, says nothing about the others.)
+                    if missed == "not_stored" { plugin.state.markUncollapsed(primary) }
                     return try await fetchMiss(reason: reason, coalesced: "not_usable")
                 case .abandoned:
                     // The leader's caller went away: the next request to join fetches for the rest.

@@ -1,7 +1,8 @@
 import NetworkAgent
 
 /// One response being fetched for every request in this process that missed the same primary key at the same time:
-/// the requests that join it wait for its ``Outcome`` (collapsed forwarding, see `fetchCollapsed(reason:)`).
+/// the requests that join it wait for its ``Outcome`` (collapsed forwarding, see
+/// `DiskCacheExchange.fetchCollapsed(_:reason:)`).
 final class MissFlight: Sendable {
     /// How the request that fetched ended, as its waiters see it.
     enum Outcome: Sendable {

@@ -55,7 +55,9 @@ struct RedisMissCoalescingTests {
         #expect(total("ok") == 100 && total("failed") == 0, "workers: \(summaries)")
         #expect(origin.requestCount == 1, "workers: \(summaries)")
         #expect(total("miss") == 1 && total("hit") == 99)
-        try RedisTestServer.makeStore(prefix: prefix).removeAll()
+        let written = try RedisTestServer.makeStore(prefix: prefix)
+        written.removeAll()
+        await written.shutdown()
     }
 
     @Test func aMissClaimWhoseHolderIsGoneHoldsOthersAtMostOneCommandTimeout() async throws {
@@ -74,7 +76,7 @@ struct RedisMissCoalescingTests {
         #expect(answer.status == .miss && answer.body == "body")
         #expect(elapsed < .seconds(1), "a request waited \(elapsed) on a claim whose holder is gone")
         #expect(cache.requestCount == 1)
-        Self.cleanUp(prefix)
+        await Self.cleanUp(cache)
     }
 
     @Test func aLiveHolderHoldsOthersNoLongerThanTheBound() async throws {
@@ -95,7 +97,7 @@ struct RedisMissCoalescingTests {
         #expect(cache.recorder.count(from: DiskCachePlugin.eventSource, named: "coalescing_timeout") == 1)
         await holder.releaseRevalidation(of: claim)
         await holder.shutdown()
-        Self.cleanUp(prefix)
+        await Self.cleanUp(cache)
     }
 
     @Test func aResponseAnotherProcessStoresAnswersTheWaiter() async throws {
@@ -129,10 +131,12 @@ struct RedisMissCoalescingTests {
         #expect(answer.status == .hit && answer.body == "from there")
         #expect(cache.requestCount == 1)
         await holder.shutdown()
-        Self.cleanUp(prefix)
+        await Self.cleanUp(cache)
     }
 
-    private static func cleanUp(_ prefix: String) {
-        (try? RedisTestServer.makeStore(prefix: prefix))?.removeAll()
+    /// Removes the test's keys and shuts the harness's store down.
+    private static func cleanUp(_ cache: CacheHarness) async {
+        (cache.plugin.store as? RedisStore)?.removeAll()
+        await (cache.plugin.store as? RedisStore)?.shutdown()
     }
 }
