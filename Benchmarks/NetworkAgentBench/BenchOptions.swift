@@ -15,7 +15,7 @@ struct BenchOptions: Sendable {
         case serveLoopback(gzipBody: URL?)
         /// Hidden: upload one file through the provider and print the peak memory (the `upload_rss` child).
         case measureUpload(url: URL, file: URL)
-        /// One process of `redis_coalesce` (hidden): the arguments after `--redis-worker`.
+        /// One process of `redis_coalesce` or `miss_coalesce` (hidden): the arguments after `--redis-worker`.
         case redisWorker([String])
     }
 

@@ -224,7 +224,7 @@ enum RedisScenarios {
     }
 
     /// The run's Redis, found or started on the first call.
-    private static func redis(_ context: BenchContext) async -> Result<URL, BenchFailure> {
+    static func redis(_ context: BenchContext) async -> Result<URL, BenchFailure> {
         if let redis { return redis }
         let found = await findOrStartRedis()
         redis = found

@@ -131,6 +131,17 @@ struct Scenario: Sendable {
             availability: .ready(RedisScenarios.coalesce)
         ),
         Scenario(
+            name: "miss_coalesce",
+            summary: "origin requests for 100 concurrent cold misses of one URL: in one process, and from 4 processes "
+                + "x 25 on a shared RedisStore; not run without Redis",
+            unit: "req",
+            goal: .count(MissCoalesceScenario.inProcess, equals: 1).and(
+                .count(MissCoalesceScenario.acrossProcesses, equals: 1)
+            ),
+            usesServer: false,
+            availability: .ready(MissCoalesceScenario.run)
+        ),
+        Scenario(
             name: "curl_speedup",
             summary: "provider without plugins on CurlTransport vs raw URLSession.data(for:), 1 KiB GETs/s at 32",
             unit: "req/s",

@@ -12,6 +12,8 @@ extension DiskCachePlugin {
         public static let defaultMaximumHeuristicLifetime: Duration = .seconds(86_400)
         /// The largest response body stored: 8 MiB. Larger responses pass through unstored.
         public static let defaultMaximumEntryBytes = 8 << 20
+        /// The longest a request that misses waits for another request fetching the same resource: 2 seconds.
+        public static let defaultMissWaitLimit: Duration = .seconds(2)
 
         /// The response header that tells how the cache answered (see ``CacheStatus``); `nil` adds none.
         /// Defaults to ``DiskCachePlugin/defaultStatusHeader``.
@@ -27,6 +29,13 @@ extension DiskCachePlugin {
         public var maximumHeuristicLifetime: Duration
         /// See ``defaultMaximumEntryBytes``.
         public var maximumEntryBytes: Int
+        /// How long, at most, a request that finds nothing stored waits for another request that is fetching the
+        /// same resource (same method, URL and credentials) in this process, or, on a shared store that coalesces,
+        /// in another process, instead of going to the origin itself (collapsed forwarding). A response stored
+        /// meanwhile answers it as a ``CacheStatus/hit``; past the bound, or when that response is not stored or
+        /// does not match it, it fetches for itself. Zero sends every miss to the origin. Defaults to
+        /// ``defaultMissWaitLimit``.
+        public var missWaitLimit: Duration
         /// The wall clock for ages and freshness (HTTP dates are wall-clock times). Tests inject their own.
         public var now: @Sendable () -> Date
 
@@ -38,6 +47,7 @@ extension DiskCachePlugin {
         ///   - heuristicFraction: See ``heuristicFraction``.
         ///   - maximumHeuristicLifetime: See ``maximumHeuristicLifetime``.
         ///   - maximumEntryBytes: See ``maximumEntryBytes``.
+        ///   - missWaitLimit: See ``missWaitLimit``.
         ///   - now: See ``now``.
         public init(
             statusHeader: String? = DiskCachePlugin.defaultStatusHeader,
@@ -45,6 +55,7 @@ extension DiskCachePlugin {
             heuristicFraction: Double = defaultHeuristicFraction,
             maximumHeuristicLifetime: Duration = defaultMaximumHeuristicLifetime,
             maximumEntryBytes: Int = defaultMaximumEntryBytes,
+            missWaitLimit: Duration = defaultMissWaitLimit,
             now: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.statusHeader = statusHeader
@@ -52,6 +63,7 @@ extension DiskCachePlugin {
             self.heuristicFraction = heuristicFraction
             self.maximumHeuristicLifetime = maximumHeuristicLifetime
             self.maximumEntryBytes = maximumEntryBytes
+            self.missWaitLimit = missWaitLimit
             self.now = now
         }
 

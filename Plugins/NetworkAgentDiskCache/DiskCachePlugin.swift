@@ -156,8 +156,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
                 let variants = await variantsWithETags(key)
                 if !variants.isEmpty { return try await exchange.validateVariants(variants) }
             }
-            state.record("miss", ["method": method, "reason": reason])
-            return try await exchange.fetch(fallback: nil)
+            return try await exchange.fetchCollapsed(key, reason: reason)
         }
         return try await answer(from: stored, exchange: exchange, directives: directives, method: method)
     }

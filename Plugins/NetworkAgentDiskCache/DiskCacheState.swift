@@ -1,10 +1,26 @@
 import NetworkAgent
 
-/// The mutable part of a ``DiskCachePlugin``, shared by its copies: the counters behind ``DiskCacheStats`` and the
-/// keys being refreshed in the background.
+/// The mutable part of a ``DiskCachePlugin``, shared by its copies: the counters behind ``DiskCacheStats``, the
+/// keys being refreshed in the background and the misses being fetched (collapsed forwarding).
 final class DiskCacheState: Sendable {
     private let counters = Locked(DiskCacheStats())
     private let refreshing = Locked(Set<String>())
+    /// The misses being fetched by one request for the others, and the resources whose misses are not collapsed.
+    private let misses = Locked(MissRegistry())
+
+    /// How long the misses of a resource go to the origin without waiting for each other, after a collapsed fetch
+    /// whose response did not answer its waiters from the store (Varnish's hit-for-miss): 30 seconds.
+    static let uncollapsedPeriod: Duration = .seconds(30)
+    /// The most resources remembered as not worth collapsing; past it, expired ones are forgotten, then all.
+    static let uncollapsedLimit = 1_024
+
+    /// See ``misses``.
+    private struct MissRegistry {
+        /// The fetch running for each primary key.
+        var flights: [String: MissFlight] = [:]
+        /// Until when the misses of a primary key are fetched alone.
+        var uncollapsed: [String: ContinuousClock.Instant] = [:]
+    }
 
     /// Counts an event and emits it with source `cache`.
     func record(_ name: String, _ attributes: [String: String] = [:], count: Int = 1) {
@@ -47,5 +63,63 @@ final class DiskCacheState: Sendable {
     /// Releases the claim of ``beginRefresh(_:)``.
     func endRefresh(_ id: String) {
         refreshing.withLock { _ = $0.remove(id) }
+    }
+
+    /// What a request that misses does about the other requests missing the same primary key.
+    enum MissRole {
+        /// Nobody is fetching it: this request fetches, and ends the flight with ``finishMiss(_:flight:outcome:)``.
+        case leader(MissFlight)
+        /// Another request is fetching it: wait for its ``MissFlight/Outcome``.
+        case waiter(MissFlight)
+        /// Nobody is fetching it and this request may not fetch for others: it fetches alone.
+        case alone
+    }
+
+    /// Joins the fetch of a missing response: leads it when none is running and `mayLead`, otherwise waits for it;
+    /// alone when the resource's misses are not collapsed for now (``markUncollapsed(_:)``).
+    ///
+    /// - Parameters:
+    ///   - key: The primary key of the request (``CacheKey/primary``): method, URL and credential fingerprint.
+    ///   - mayLead: Whether this request's response can be stored for the others (not streamed, no `no-store`).
+    func joinMiss(_ key: String, mayLead: Bool) -> MissRole {
+        let now = ContinuousClock.now
+        return misses.withLock { misses in
+            if let until = misses.uncollapsed[key] {
+                if now < until { return .alone }
+                misses.uncollapsed[key] = nil
+            }
+            if let running = misses.flights[key] { return .waiter(running) }
+            guard mayLead else { return .alone }
+            let flight = MissFlight()
+            misses.flights[key] = flight
+            return .leader(flight)
+        }
+    }
+
+    /// Lets the misses of a resource go to the origin alone for ``uncollapsedPeriod``: a collapsed fetch of it
+    /// stored nothing its waiters could use (`no-store`, an error status), so waiting for the next one would only
+    /// delay them.
+    func markUncollapsed(_ key: String) {
+        let now = ContinuousClock.now
+        misses.withLock { misses in
+            if misses.uncollapsed.count >= Self.uncollapsedLimit {
+                misses.uncollapsed = misses.uncollapsed.filter { now < $0.value }
+                if misses.uncollapsed.count >= Self.uncollapsedLimit { misses.uncollapsed = [:] }
+            }
+            misses.uncollapsed[key] = now + Self.uncollapsedPeriod
+        }
+    }
+
+    /// The number of requests waiting for another's fetch of a miss now.
+    var missWaiterCount: Int {
+        misses.withLock { misses in misses.flights.values.reduce(0) { $0 + $1.waiterCount } }
+    }
+
+    /// Ends a flight led by the caller and wakes its waiters with `outcome`.
+    func finishMiss(_ key: String, flight: MissFlight, outcome: MissFlight.Outcome) {
+        misses.withLock { misses in
+            if misses.flights[key] === flight { misses.flights[key] = nil }
+        }
+        flight.finish(outcome)
     }
 }

@@ -12,8 +12,14 @@ import FoundationNetworking
 
 extension CacheHarness {
     /// Streams a resource through the cache and reads the whole body.
-    func stream(_ path: String = "/resource") async throws -> CacheAnswer {
-        let endpoint = CacheEndpoint(baseURL: server.baseURL, path: path)
+    ///
+    /// - Parameters:
+    ///   - path: The resource.
+    ///   - headers: Header fields besides `Accept: text/plain`.
+    func stream(_ path: String = "/resource", headers: [String: String] = [:]) async throws -> CacheAnswer {
+        var allHeaders = ["Accept": "text/plain"]
+        allHeaders.merge(headers) { $1 }
+        let endpoint = CacheEndpoint(baseURL: server.baseURL, path: path, headers: allHeaders)
         return try await recorder.observing {
             let stream = try await provider.stream(endpoint: endpoint)
             var body = Data()

@@ -128,11 +128,3 @@ final class FixedReplyServer: Sendable {
         }
     }
 }
-
-/// How long `operation` took.
-func timed<T>(_ operation: () async throws -> T) async rethrows -> (T, Duration) {
-    let clock = ContinuousClock()
-    let start = clock.now
-    let value = try await operation()
-    return (value, clock.now - start)
-}

@@ -9,13 +9,14 @@ import FoundationNetworking
 #endif
 
 /// A second process on a shared Redis store: the one implementation behind the Redis cache's multi-process tests
-/// (the `RedisCacheWorker` executable) and the `redis_coalesce` benchmark (the bench's hidden `--redis-worker`
-/// mode).
+/// (the `RedisCacheWorker` executable) and the `redis_coalesce` and `miss_coalesce` benchmarks (the bench's hidden
+/// `--redis-worker` mode).
 ///
 /// Arguments: `<redis URL> <key prefix> <resource URL> <requests> <clock offset in seconds> [<barrier>]`.
 ///
 /// A worker opens a `DiskCachePlugin` on a `RedisStore` whose clock runs `offset` seconds ahead of the wall clock
-/// (to make a stored entry stale without waiting). With a barrier directory, it creates `<barrier>/ready-<pid>` and
+/// (to make a stored entry stale without waiting). Its requests wait up to 30 s for another process's revalidation
+/// or fetch of a miss, so that a loaded machine does not turn a slow holder into extra origin requests. With a barrier directory, it creates `<barrier>/ready-<pid>` and
 /// waits until `<barrier>/go` exists, so that several workers start together (``runWorkers(executable:leading:count:redis:prefix:resource:requests:clockOffset:)``
 /// is the other side). Then it sends `requests` concurrent GETs for the resource and prints one summary line:
 /// `done ok=<accepted answers> failed=<errors and other answers> hit=<n> stale=<n> revalidated=<n> miss=<n>`.
@@ -93,7 +94,10 @@ package enum RedisWorker {
         )
         let plugin = DiskCachePlugin(
             store: store,
-            configuration: DiskCachePlugin.Configuration(now: { Date().addingTimeInterval(offset) })
+            configuration: DiskCachePlugin.Configuration(
+                missWaitLimit: .seconds(30),
+                now: { Date().addingTimeInterval(offset) }
+            )
         )
         let provider = NetworkAgentProvider<Resource>(plugins: [plugin], agent: agent)
         let endpoint = Resource(baseURL: resource.deletingLastPathComponent(), path: resource.lastPathComponent)
