@@ -2,7 +2,8 @@ import Foundation
 
 extension CircuitBreakerPlugin {
     /// The `scheme://authority` text at the start of a URL (`http://127.0.0.1:8080` of
-    /// `http://127.0.0.1:8080/items?page=2`), hashed and compared by its bytes where it lies, without a copy.
+    /// `http://127.0.0.1:8080/items?page=2`), copied into a fixed-size value while the URL is scanned, so that
+    /// finding a call's circuit by it allocates nothing and retains nothing.
     ///
     /// The default key (``Key/origin``) is a function of this text alone, so the plugin finds a call's circuit by it:
     /// the key string is built once per distinct text, not on every call (building it was half of the breaker's CPU
@@ -20,29 +21,38 @@ extension CircuitBreakerPlugin {
             let userInfoEnd: Int?
         }
 
-        /// The URL's whole text, shared, not copied.
-        private let text: String
-        /// The length of `scheme://authority` in `text`, in bytes.
-        private let length: Int
+        /// The longest text kept: longer ones take the slow path (the key built on every call).
+        static let capacity = 64
 
-        /// The text of a URL without user information (a URL with a password in it is never kept: such URLs take
-        /// the slow path, ``CircuitBreakerPlugin/origin(of:)`` on every call); `nil` for one without an authority.
+        /// The text's bytes, zero after `length`.
+        private var bytes = SIMD64<UInt8>()
+        private var length = 0
+        /// FNV-1a of the bytes, computed while copying them, so that hashing is one word.
+        private var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+
+        /// The text of a URL; `nil` for one without an authority, with user information (a URL with a password in
+        /// it is never kept: such URLs take the slow path, ``CircuitBreakerPlugin/origin(of:)`` on every call) or
+        /// longer than ``capacity``.
         init?(_ url: URL) {
             var text = url.absoluteString
-            guard let parts = text.withUTF8(Self.scan), parts.userInfoEnd == nil else { return nil }
-            self.text = text
-            length = parts.end
+            guard
+                let copied = text.withUTF8({ utf8 -> AuthorityText? in
+                    guard let parts = Self.scan(utf8), parts.userInfoEnd == nil, parts.end <= Self.capacity else {
+                        return nil
+                    }
+                    var copy = AuthorityText()
+                    for index in 0..<parts.end {
+                        copy.bytes[index] = utf8[index]
+                        copy.digest = (copy.digest ^ UInt64(utf8[index])) &* 0x0000_0100_0000_01B3
+                    }
+                    copy.length = parts.end
+                    return copy
+                })
+            else { return nil }
+            self = copied
         }
 
-        /// A copy that holds only the authority's text, to keep in a table.
-        var kept: AuthorityText {
-            AuthorityText(text: String(decoding: text.utf8.prefix(length), as: UTF8.self))
-        }
-
-        private init(text: String) {
-            self.text = text
-            length = text.utf8.count
-        }
+        private init() {}
 
         /// Splits a URL's text: `scheme:` then `//` then the authority up to `/`, `?`, `#` or the end.
         ///
@@ -64,24 +74,12 @@ extension CircuitBreakerPlugin {
             return Parts(schemeEnd: colon, start: start, end: end, userInfoEnd: at)
         }
 
-        /// Runs `body` on the bytes of `scheme://authority`.
-        private func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-            let direct = text.utf8.withContiguousStorageIfAvailable {
-                body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0[..<length])))
-            }
-            if let direct { return direct }
-            return Array(text.utf8.prefix(length)).withUnsafeBytes(body)
-        }
-
         static func == (lhs: AuthorityText, rhs: AuthorityText) -> Bool {
-            guard lhs.length == rhs.length else { return false }
-            return lhs.withBytes { left in
-                rhs.withBytes { right in left.elementsEqual(right) }
-            }
+            lhs.length == rhs.length && lhs.bytes == rhs.bytes
         }
 
         func hash(into hasher: inout Hasher) {
-            withBytes { hasher.combine(bytes: $0) }
+            hasher.combine(digest)
         }
     }
 }

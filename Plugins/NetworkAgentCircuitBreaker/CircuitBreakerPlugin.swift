@@ -105,12 +105,13 @@ public struct CircuitBreakerPlugin: NetworkAgentPlugin {
     ) async throws -> (data: Data, response: URLResponse) {
         let start = elapsed()
         let circuit = acquire(request, endpoint: endpoint, at: start)
-        if let transition = circuit.transition { emit(transition, key: circuit.key) }
+        if let transition = circuit.transition { emit(transition, circuit) }
         guard case .permitted(let ticket) = circuit.permission else {
+            let key = circuits.key(at: circuit.index)
             guard case .rejected(let until) = circuit.permission else {
-                throw rejection(key: circuit.key, until: nil, at: start)
+                throw rejection(key: key, until: nil, at: start)
             }
-            throw rejection(key: circuit.key, until: until, at: start)
+            throw rejection(key: key, until: until, at: start)
         }
         let result: (data: Data, response: URLResponse)
         do {
@@ -153,7 +154,7 @@ public struct CircuitBreakerPlugin: NetworkAgentPlugin {
             return circuits.acquire(key: configuration.key.make(request, endpoint), authority: nil, at: now)
         }
         if let acquired = circuits.acquire(authority: authority, at: now) { return acquired }
-        return circuits.acquire(key: Self.origin(of: url), authority: authority.kept, at: now)
+        return circuits.acquire(key: Self.origin(of: url), authority: authority, at: now)
     }
 
     private func record(
@@ -177,7 +178,7 @@ public struct CircuitBreakerPlugin: NetworkAgentPlugin {
             at: end ?? elapsed(),
             random: random
         )
-        if let transition { emit(transition, key: circuit.key) }
+        if let transition { emit(transition, circuit) }
     }
 
     private func rejection(key: String, until: Duration?, at time: Duration) -> NetworkAgentError {
@@ -205,8 +206,9 @@ public struct CircuitBreakerPlugin: NetworkAgentPlugin {
         )
     }
 
-    private func emit(_ transition: CircuitStateMachine.Transition, key: String) {
+    private func emit(_ transition: CircuitStateMachine.Transition, _ circuit: Acquired) {
         guard NetworkAgentEvents.hasObservers else { return }
+        let key = circuits.key(at: circuit.index)
         var attributes = ["key": key, "from": transition.from.rawValue, "to": transition.to.rawValue]
         if let until = transition.openUntil {
             attributes["open_ms"] = "\(max(.zero, until - elapsed()).roundedMilliseconds)"
@@ -223,10 +225,9 @@ public struct CircuitBreakerPlugin: NetworkAgentPlugin {
 extension CircuitBreakerPlugin {
     /// A call's circuit, as ``Circuits`` found it, and its answer.
     struct Acquired: Sendable {
-        /// Where the circuit is in the table (stable: circuits are never removed).
+        /// Where the circuit is in the table (stable: circuits are never removed); its key is
+        /// `Circuits.key(at:)`, read only for an event or an error.
         let index: Int
-        /// The circuit's key.
-        let key: String
         let permission: CircuitStateMachine.Permission
         let transition: CircuitStateMachine.Transition?
     }
@@ -254,12 +255,17 @@ extension CircuitBreakerPlugin {
             table.withLock { table in table.byKey[key].map { table.machines[$0].state } ?? .closed }
         }
 
+        /// The key of the circuit at `index`.
+        func key(at index: Int) -> String {
+            table.withLock { $0.keys[index] }
+        }
+
         /// Asks the circuit of a `scheme://authority` text seen before; `nil` for a new text.
         func acquire(authority: AuthorityText, at now: Duration) -> Acquired? {
             table.withLock { table in
                 guard let index = table.byAuthority[authority] else { return nil }
                 let (permission, transition) = table.machines[index].acquire(at: now)
-                return Acquired(index: index, key: table.keys[index], permission: permission, transition: transition)
+                return Acquired(index: index, permission: permission, transition: transition)
             }
         }
 
@@ -277,7 +283,7 @@ extension CircuitBreakerPlugin {
                 }
                 if let authority { table.byAuthority[authority] = index }
                 let (permission, transition) = table.machines[index].acquire(at: now)
-                return Acquired(index: index, key: key, permission: permission, transition: transition)
+                return Acquired(index: index, permission: permission, transition: transition)
             }
         }
 
