@@ -24,7 +24,8 @@ public import FoundationNetworking
 ///   outcome, the circuit closes if their rates are under the thresholds and opens again otherwise.
 ///
 /// What counts as a failure is ``Configuration/classify`` (by default: 5xx, 429, 408, timeouts and transport
-/// failures; cancellations are not counted; other responses are successes).
+/// failures; cancellations are not counted; other responses are successes). A streamed call counts by how its body
+/// ends: read to its end, a success; broken off, as its error; given up by the caller, not at all.
 ///
 /// Every change of state is emitted as a ``/NetworkAgent/NetworkAgentEvent`` of kind
 /// ``/NetworkAgent/NetworkAgentEvent/Kind/circuitStateChanged(key:from:to:)`` (logged as
