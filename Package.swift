@@ -64,7 +64,8 @@ for plugin in plugins {
 for target in targets where target.name == "NetworkAgentCircuitBreakerTests" {
     target.dependencies += [
         .target(name: "NetworkAgentRetry"), .target(name: "NetworkAgentDiskCache"),
-        .target(name: "NetworkAgentMetrics"),
+        .target(name: "NetworkAgentMetrics"), .target(name: "NetworkAgentLogging"),
+        .target(name: "NetworkAgentTokenRefresh"),
     ]
 }
 

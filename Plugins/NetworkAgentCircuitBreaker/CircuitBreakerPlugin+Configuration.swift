@@ -68,6 +68,8 @@ extension CircuitBreakerPlugin {
     /// Which circuit a call belongs to.
     public struct Key: Sendable {
         let make: @Sendable (URLRequest, any NetworkAgentEndpoint) -> String
+        /// Whether this is ``origin``, whose circuit the plugin finds from the URL's text without building the key.
+        let isOrigin: Bool
 
         /// A key made by a function of the request and the endpoint, e.g. a route:
         ///
@@ -84,11 +86,19 @@ extension CircuitBreakerPlugin {
         /// - Parameter make: Returns the key of a call; called once per call.
         public init(_ make: @escaping @Sendable (URLRequest, any NetworkAgentEndpoint) -> String) {
             self.make = make
+            isOrigin = false
+        }
+
+        private init(isOrigin: Bool, make: @escaping @Sendable (URLRequest, any NetworkAgentEndpoint) -> String) {
+            self.make = make
+            self.isOrigin = isOrigin
         }
 
         /// The default: the request's origin, `scheme://host:port` (the port made explicit), so that every host
         /// has its own circuit and an open one never touches another host.
-        public static let origin = Key { request, _ in CircuitBreakerPlugin.origin(of: request.url) }
+        public static let origin = Key(isOrigin: true) { request, _ in
+            CircuitBreakerPlugin.origin(of: request.url)
+        }
 
         /// One circuit per origin and endpoint path template: the origin, the method and the endpoint's `path`.
         /// Use it when one route of a host fails on its own; for paths with identifiers in them, write a ``Key``
@@ -201,63 +211,44 @@ extension CircuitBreakerPlugin {
     /// `scheme://host:port` of a URL, lowercased, with the scheme's default port made explicit and any user
     /// information left out (a key is a metrics label: it must never carry a password).
     ///
-    /// Read from the URL's text in one pass over its bytes rather than through `URL`'s component accessors, because
-    /// the key is made on every call (the key is about half of the breaker's CPU per call in a `perf` profile of
-    /// `breaker_overhead`).
+    /// Read from the URL's text in one pass over its bytes rather than through `URL`'s component accessors (they
+    /// cost microseconds). The plugin builds it once per distinct `scheme://authority` text (see
+    /// ``AuthorityText``), not per call.
     static func origin(of url: URL?) -> String {
         guard let url else { return "unknown" }
-        let text = url.absoluteString.utf8
-        guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return "unknown" }
-        let scheme = text[..<colon]
-        var start = text.index(after: colon)
-        // "//" introduces the authority.
-        for _ in 0..<2 {
-            guard start < text.endIndex, text[start] == UInt8(ascii: "/") else { return "unknown" }
-            start = text.index(after: start)
+        var text = url.absoluteString
+        return text.withUTF8 { bytes in
+            guard let parts = AuthorityText.scan(bytes) else { return "unknown" }
+            let scheme = UnsafeBufferPointer(rebasing: bytes[..<parts.schemeEnd])
+            let authority = bytes[(parts.userInfoEnd.map { $0 + 1 } ?? parts.start)..<parts.end]
+            // The port is after the last ':' that is not inside an IPv6 literal's brackets.
+            var portColon: Int?
+            for index in authority.indices {
+                if authority[index] == UInt8(ascii: ":") { portColon = index }
+                if authority[index] == UInt8(ascii: "]") { portColon = nil }
+            }
+            let host = UnsafeBufferPointer(rebasing: authority[..<(portColon ?? authority.endIndex)])
+            var key = ""
+            key.reserveCapacity(scheme.count + host.count + 12)
+            appendLowercased(scheme, to: &key)
+            key += "://"
+            appendLowercased(host, to: &key)
+            key += ":"
+            if let portColon, portColon + 1 < authority.endIndex {
+                key += String(decoding: authority[(portColon + 1)...], as: UTF8.self)
+            } else if key.hasPrefix("https:") {
+                key += "443"
+            } else {
+                key += key.hasPrefix("http:") ? "80" : "0"
+            }
+            return key
         }
-        var end = start
-        var at: String.UTF8View.Index?
-        while end < text.endIndex {
-            let byte = text[end]
-            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
-            if byte == UInt8(ascii: "@") { at = end }
-            end = text.index(after: end)
-        }
-        if let at { start = text.index(after: at) }
-        let authority = text[start..<end]
-        // The port is after the last ':' that is not inside an IPv6 literal's brackets.
-        var portColon: String.UTF8View.Index?
-        var index = authority.startIndex
-        while index < authority.endIndex {
-            let byte = authority[index]
-            if byte == UInt8(ascii: ":") { portColon = index }
-            if byte == UInt8(ascii: "]") { portColon = nil }
-            index = authority.index(after: index)
-        }
-        let host = authority[..<(portColon ?? authority.endIndex)]
-        var key = ""
-        key.reserveCapacity(scheme.count + host.count + 12)
-        appendLowercased(scheme, to: &key)
-        key += "://"
-        appendLowercased(host, to: &key)
-        key += ":"
-        if let portColon, authority.index(after: portColon) < authority.endIndex {
-            let port = authority[authority.index(after: portColon)...]
-            key += String(port) ?? String(decoding: port, as: UTF8.self)
-        } else if key.hasPrefix("https:") {
-            key += "443"
-        } else {
-            key += key.hasPrefix("http:") ? "80" : "0"
-        }
-        return key
     }
 
     /// Appends the bytes, ASCII letters lowercased.
-    private static func appendLowercased(_ bytes: Substring.UTF8View, to key: inout String) {
-        guard bytes.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
-            key += String(bytes) ?? String(decoding: bytes, as: UTF8.self)
-            return
-        }
-        key += String(decoding: bytes, as: UTF8.self).lowercased()
+    private static func appendLowercased(_ bytes: UnsafeBufferPointer<UInt8>, to key: inout String) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let hasUppercase = bytes.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+        key += hasUppercase ? text.lowercased() : text
     }
 }

@@ -24,7 +24,8 @@ public import FoundationNetworking
 ///   outcome, the circuit closes if their rates are under the thresholds and opens again otherwise.
 ///
 /// What counts as a failure is ``Configuration/classify`` (by default: 5xx, 429, 408, timeouts and transport
-/// failures; cancellations are not counted; other responses are successes).
+/// failures; cancellations are not counted; other responses are successes). A streamed call counts by how its body
+/// ends: read to its end, a success; broken off, as its error; given up by the caller, not at all.
 ///
 /// Every change of state is emitted as a ``/NetworkAgent/NetworkAgentEvent`` of kind
 /// ``/NetworkAgent/NetworkAgentEvent/Kind/circuitStateChanged(key:from:to:)`` (logged as
@@ -58,7 +59,13 @@ public struct CircuitBreakerPlugin: NetworkAgentPlugin {
     ) {
         self.configuration = configuration
         self.circuits = Circuits(settings: CircuitStateMachine.Settings(configuration))
-        self.elapsed = clock.stopwatch()
+        // The default clock read directly: through `any Clock` each reading costs a generic call.
+        if clock is ContinuousClock {
+            let origin = ContinuousClock.now
+            self.elapsed = { origin.duration(to: ContinuousClock.now) }
+        } else {
+            self.elapsed = clock.stopwatch()
+        }
         self.now = now
         self.random = random
     }
@@ -97,48 +104,82 @@ public struct CircuitBreakerPlugin: NetworkAgentPlugin {
         endpoint: any NetworkAgentEndpoint,
         next: NetworkAgentExchange
     ) async throws -> (data: Data, response: URLResponse) {
-        let key = configuration.key.make(request, endpoint)
         let start = elapsed()
-        let (permission, transition) = circuits.acquire(key, at: start)
-        if let transition { emit(transition, key: key) }
-        guard case .permitted(let ticket) = permission else {
-            guard case .rejected(let until) = permission else { throw rejection(key: key, until: nil, at: start) }
+        let circuit = acquire(request, endpoint: endpoint, at: start)
+        if let transition = circuit.transition { emit(transition, circuit) }
+        guard case .permitted(let ticket) = circuit.permission else {
+            let key = circuits.key(at: circuit.index)
+            guard case .rejected(let until) = circuit.permission else {
+                throw rejection(key: key, until: nil, at: start)
+            }
             throw rejection(key: key, until: until, at: start)
         }
-        let classification: Classification
         let result: (data: Data, response: URLResponse)
         do {
             result = try await next(request)
-            if let http = result.response as? HTTPURLResponse {
-                classification = configuration.classify(.response(http))
-            } else {
-                classification = .success
-            }
         } catch {
-            record(Task.isCancelled ? .ignored : configuration.classify(.error(error)), key, ticket, start)
+            let classification = Task.isCancelled ? .ignored : configuration.classify(.error(error))
+            let end = elapsed()
+            record(classification, circuit, ticket, slow: end - start >= configuration.slowCallDuration, at: end)
             throw error
         }
-        record(classification, key, ticket, start)
+        let end = elapsed()
+        let slow = end - start >= configuration.slowCallDuration
+        guard let http = result.response as? HTTPURLResponse else {
+            record(.success, circuit, ticket, slow: slow, at: end)
+            return result
+        }
+        let classification = configuration.classify(.response(http))
+        if next.isStreaming, classification == .success, (200..<300).contains(http.statusCode) {
+            // The body is still to come: the call's outcome is how it ends (a body that breaks off counts as what
+            // its error is; one the caller gives up is not counted). Slow means slow to its head.
+            next.onStreamEnd { [self] streamEnd in
+                let outcome: Classification =
+                    switch streamEnd.outcome {
+                    case .completed: .success
+                    case .failed(let error): configuration.classify(.error(error))
+                    case .cancelled: .ignored
+                    }
+                record(outcome, circuit, ticket, slow: slow)
+            }
+        } else {
+            record(classification, circuit, ticket, slow: slow, at: end)
+        }
         return result
+    }
+
+    /// The circuit of a call and whether it may go through: by the URL's `scheme://authority` text for the
+    /// default key (the key string is built only the first time a text is seen), by the key function otherwise.
+    private func acquire(_ request: URLRequest, endpoint: any NetworkAgentEndpoint, at now: Duration) -> Acquired {
+        guard configuration.key.isOrigin, let url = request.url, let authority = AuthorityText(url) else {
+            return circuits.acquire(key: configuration.key.make(request, endpoint), authority: nil, at: now)
+        }
+        if let acquired = circuits.acquire(authority: authority, at: now) { return acquired }
+        return circuits.acquire(key: Self.origin(of: url), authority: authority, at: now)
     }
 
     private func record(
         _ classification: Classification,
-        _ key: String,
+        _ circuit: Acquired,
         _ ticket: CircuitStateMachine.Ticket,
-        _ start: Duration
+        slow: Bool,
+        at end: Duration? = nil
     ) {
-        let end = elapsed()
         let outcome: CircuitStateMachine.Outcome =
             switch classification {
             case .success: .success
             case .failure: .failure
             case .ignored: .ignored
             }
-        let slow = end - start >= configuration.slowCallDuration
-        if let transition = circuits.record(outcome, slow: slow, key: key, ticket: ticket, at: end, random: random) {
-            emit(transition, key: key)
-        }
+        let transition = circuits.record(
+            outcome,
+            slow: slow,
+            index: circuit.index,
+            ticket: ticket,
+            at: end ?? elapsed(),
+            random: random
+        )
+        if let transition { emit(transition, circuit) }
     }
 
     private func rejection(key: String, until: Duration?, at time: Duration) -> NetworkAgentError {
@@ -166,8 +207,9 @@ public struct CircuitBreakerPlugin: NetworkAgentPlugin {
         )
     }
 
-    private func emit(_ transition: CircuitStateMachine.Transition, key: String) {
+    private func emit(_ transition: CircuitStateMachine.Transition, _ circuit: Acquired) {
         guard NetworkAgentEvents.hasObservers else { return }
+        let key = circuits.key(at: circuit.index)
         var attributes = ["key": key, "from": transition.from.rawValue, "to": transition.to.rawValue]
         if let until = transition.openUntil {
             attributes["open_ms"] = "\(max(.zero, until - elapsed()).roundedMilliseconds)"
@@ -182,38 +224,80 @@ public struct CircuitBreakerPlugin: NetworkAgentPlugin {
 }
 
 extension CircuitBreakerPlugin {
-    /// The circuits of one plugin value and its copies, by key, under one lock.
+    /// A call's circuit, as ``Circuits`` found it, and its answer.
+    struct Acquired: Sendable {
+        /// Where the circuit is in the table (stable: circuits are never removed); its key is
+        /// `Circuits.key(at:)`, read only for an event or an error.
+        let index: Int
+        let permission: CircuitStateMachine.Permission
+        let transition: CircuitStateMachine.Transition?
+    }
+
+    /// The circuits of one plugin value and its copies, under one lock. Each key's state machine has a stable
+    /// index; a call finds it with one hash lookup (by key, or by ``AuthorityText`` for the default key), and
+    /// records its outcome by index.
     final class Circuits: Sendable {
+        private struct Table {
+            var machines: [CircuitStateMachine] = []
+            var keys: [String] = []
+            var byKey: [String: Int] = [:]
+            /// For the default key: each `scheme://authority` text seen, to its circuit.
+            var byAuthority: [AuthorityText: Int] = [:]
+        }
+
         private let settings: CircuitStateMachine.Settings
-        private let machines = Locked<[String: CircuitStateMachine]>([:])
+        private let table = Locked(Table())
 
         init(settings: CircuitStateMachine.Settings) {
             self.settings = settings
         }
 
         func state(forKey key: String) -> NetworkAgentEvent.CircuitState {
-            machines.withLock { $0[key]?.state ?? .closed }
+            table.withLock { table in table.byKey[key].map { table.machines[$0].state } ?? .closed }
         }
 
-        func acquire(
-            _ key: String,
-            at now: Duration
-        ) -> (CircuitStateMachine.Permission, CircuitStateMachine.Transition?) {
-            machines.withLock { machines in
-                machines[key, default: CircuitStateMachine(settings: settings)].acquire(at: now)
+        /// The key of the circuit at `index`.
+        func key(at index: Int) -> String {
+            table.withLock { $0.keys[index] }
+        }
+
+        /// Asks the circuit of a `scheme://authority` text seen before; `nil` for a new text.
+        func acquire(authority: AuthorityText, at now: Duration) -> Acquired? {
+            table.withLock { table in
+                guard let index = table.byAuthority[authority] else { return nil }
+                let (permission, transition) = table.machines[index].acquire(at: now)
+                return Acquired(index: index, permission: permission, transition: transition)
+            }
+        }
+
+        /// Asks the circuit of `key`, made closed if new; remembers `authority` as naming it.
+        func acquire(key: String, authority: AuthorityText?, at now: Duration) -> Acquired {
+            table.withLock { table in
+                let index: Int
+                if let known = table.byKey[key] {
+                    index = known
+                } else {
+                    index = table.machines.count
+                    table.machines.append(CircuitStateMachine(settings: settings))
+                    table.keys.append(key)
+                    table.byKey[key] = index
+                }
+                if let authority { table.byAuthority[authority] = index }
+                let (permission, transition) = table.machines[index].acquire(at: now)
+                return Acquired(index: index, permission: permission, transition: transition)
             }
         }
 
         func record(
             _ outcome: CircuitStateMachine.Outcome,
             slow: Bool,
-            key: String,
+            index: Int,
             ticket: CircuitStateMachine.Ticket,
             at now: Duration,
             random: () -> Double
         ) -> CircuitStateMachine.Transition? {
-            machines.withLock { machines in
-                machines[key]?.record(outcome, slow: slow, ticket: ticket, at: now, jitterUnit: random)
+            table.withLock { table in
+                table.machines[index].record(outcome, slow: slow, ticket: ticket, at: now, jitterUnit: random)
             }
         }
     }

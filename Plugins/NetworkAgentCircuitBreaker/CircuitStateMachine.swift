@@ -72,19 +72,22 @@ struct CircuitStateMachine: Sendable {
     }
 
     private enum Phase: Sendable {
-        case closed(SlidingWindow)
+        case closed
         case open(until: Duration)
         case halfOpen(permitted: Int, recorded: SlidingWindow.Totals)
     }
 
     let settings: Settings
-    private var phase: Phase
+    private var phase = Phase.closed
+    /// The closed circuit's window, kept out of `phase` so that a call's outcome updates it in place; emptied on
+    /// every move to closed.
+    private var window: SlidingWindow
     private var generation: UInt64 = 0
 
     /// A closed circuit with an empty window.
     init(settings: Settings) {
         self.settings = settings
-        phase = .closed(SlidingWindow(settings.window))
+        window = SlidingWindow(settings.window)
     }
 
     /// The current state.
@@ -139,11 +142,9 @@ struct CircuitStateMachine: Sendable {
     ) -> Transition? {
         guard ticket.generation == generation else { return nil }
         switch phase {
-        case .closed(var window):
+        case .closed:
             guard outcome != .ignored else { return nil }
-            phase = .open(until: .zero)  // keep `window` uniquely referenced while it changes
             window.record(failure: outcome == .failure, slow: slow, at: now)
-            phase = .closed(window)
             guard window.totals.calls >= settings.minimumCalls, tripped(window.totals) else { return nil }
             return open(at: now, jitterUnit: jitterUnit)
         case .open:
@@ -159,7 +160,7 @@ struct CircuitStateMachine: Sendable {
                 return nil
             }
             if tripped(recorded) { return open(at: now, jitterUnit: jitterUnit) }
-            return move(to: .closed(SlidingWindow(settings.window)), openUntil: nil)
+            return move(to: .closed, openUntil: nil)
         }
     }
 
@@ -168,7 +169,7 @@ struct CircuitStateMachine: Sendable {
     mutating func force(_ state: State, at now: Duration, jitterUnit: () -> Double) -> Transition? {
         guard state != self.state else { return nil }
         switch state {
-        case .closed: return move(to: .closed(SlidingWindow(settings.window)), openUntil: nil)
+        case .closed: return move(to: .closed, openUntil: nil)
         case .open: return open(at: now, jitterUnit: jitterUnit)
         case .halfOpen: return move(to: .halfOpen(permitted: 0, recorded: SlidingWindow.Totals()), openUntil: nil)
         }
@@ -195,6 +196,7 @@ struct CircuitStateMachine: Sendable {
     private mutating func move(to next: Phase, openUntil: Duration?) -> Transition? {
         let from = state
         phase = next
+        if case .closed = next { window = SlidingWindow(settings.window) }
         generation &+= 1
         return Transition(from: from, to: state, openUntil: openUntil)
     }

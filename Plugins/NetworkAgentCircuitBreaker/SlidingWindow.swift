@@ -1,7 +1,9 @@
 /// The outcomes of the recent calls through one closed circuit: a count-based ring of the last `n` calls, or a
 /// time-based ring of buckets covering the last `d` of clock time.
 ///
-/// A pure value: no clock, no lock. Time is passed in as the duration since the plugin was made.
+/// A pure value: no clock, no lock. Time is passed in as the duration since the plugin was made. Recording is O(1):
+/// the ring and the buckets are stored properties changed in place (the circuit's table holds each window uniquely),
+/// the totals are kept up to date, and a time-based window sweeps its buckets only when the time slice has moved on.
 struct SlidingWindow: Sendable, Equatable {
     /// How many buckets a time-based window is cut into: it slides in steps of a twentieth of its length.
     static let timeBucketCount = 20
@@ -25,14 +27,19 @@ struct SlidingWindow: Sendable, Equatable {
         }
     }
 
-    private enum Storage: Sendable, Equatable {
-        /// The last calls, one `Totals` of one call each, in a ring; `next` is the slot written next.
-        case count(ring: [Totals], next: Int, capacity: Int)
-        /// Buckets of `width`, each with the index of the time slice it holds (`slice = now / width`).
-        case time(buckets: [Totals], slices: [Int64], width: Duration)
-    }
-
-    private var storage: Storage
+    /// Count-based: the last calls, one `Totals` of one call each, in a ring (grown up to `capacity`). Time-based:
+    /// one `Totals` per bucket.
+    private var slots: [Totals]
+    /// Time-based: the time slice (`now / width`) each bucket holds, -1 for none; empty for a count-based window.
+    private var slices: [Int64]
+    /// Count-based: the slot written next once the ring is full.
+    private var next = 0
+    /// Count-based: the number of calls the window keeps.
+    private let capacity: Int
+    /// Time-based: the width of a bucket; `nil` for a count-based window.
+    private let width: Duration?
+    /// Time-based: the slice of the last sweep, so that calls within one slice skip it.
+    private var sweptSlice: Int64 = -1
     /// The totals over the whole window.
     private(set) var totals = Totals()
 
@@ -42,14 +49,15 @@ struct SlidingWindow: Sendable, Equatable {
     init(_ kind: CircuitBreakerPlugin.Window) {
         switch kind {
         case .count(let calls):
-            storage = .count(ring: [], next: 0, capacity: max(1, calls))
+            capacity = max(1, calls)
+            width = nil
+            slots = []
+            slices = []
         case .time(let duration):
-            let width = max(.nanoseconds(1), duration / Self.timeBucketCount)
-            storage = .time(
-                buckets: Array(repeating: Totals(), count: Self.timeBucketCount),
-                slices: Array(repeating: -1, count: Self.timeBucketCount),
-                width: width
-            )
+            capacity = Self.timeBucketCount
+            width = max(.nanoseconds(1), duration / Self.timeBucketCount)
+            slots = Array(repeating: Totals(), count: Self.timeBucketCount)
+            slices = Array(repeating: -1, count: Self.timeBucketCount)
         }
     }
 
@@ -60,49 +68,46 @@ struct SlidingWindow: Sendable, Equatable {
     ///   - slow: Whether the call was slow.
     ///   - now: The time of the outcome, since the plugin was made.
     mutating func record(failure: Bool, slow: Bool, at now: Duration) {
-        var one = Totals()
-        one.add(failure: failure, slow: slow)
-        switch storage {
-        case .count(var ring, var next, let capacity):
-            storage = .count(ring: [], next: 0, capacity: capacity)  // keep `ring` uniquely referenced
-            if ring.count < capacity {
-                ring.append(one)
+        if let width {
+            let slice = Self.slice(now, width: width)
+            expire(slice: slice)
+            slots[Self.bucketIndex(slice: slice)].add(failure: failure, slow: slow)
+        } else {
+            var one = Totals()
+            one.add(failure: failure, slow: slow)
+            if slots.count < capacity {
+                slots.append(one)
             } else {
-                totals.subtract(ring[next])
-                ring[next] = one
+                totals.subtract(slots[next])
+                slots[next] = one
+                next = next + 1 == capacity ? 0 : next + 1
             }
-            next = (next + 1) % capacity
-            storage = .count(ring: ring, next: next, capacity: capacity)
-        case .time:
-            expire(at: now)
-            guard case .time(var buckets, let slices, let width) = storage else { return }
-            storage = .time(buckets: [], slices: slices, width: width)
-            let index = Self.bucketIndex(slice: Self.slice(now, width: width))
-            buckets[index].add(failure: failure, slow: slow)
-            storage = .time(buckets: buckets, slices: slices, width: width)
         }
         totals.add(failure: failure, slow: slow)
     }
 
     /// Drops the buckets of a time-based window that have slid out of it by `now`, and claims the current one.
     mutating func expire(at now: Duration) {
-        guard case .time(var buckets, var slices, let width) = storage else { return }
-        storage = .time(buckets: [], slices: [], width: width)
-        let current = Self.slice(now, width: width)
+        guard let width else { return }
+        expire(slice: Self.slice(now, width: width))
+    }
+
+    private mutating func expire(slice current: Int64) {
+        guard current != sweptSlice else { return }
+        sweptSlice = current
         let index = Self.bucketIndex(slice: current)
         for offset in 0..<Self.timeBucketCount where slices[offset] != -1 {
             if current - slices[offset] >= Int64(Self.timeBucketCount) || current < slices[offset] {
-                totals.subtract(buckets[offset])
-                buckets[offset] = Totals()
+                totals.subtract(slots[offset])
+                slots[offset] = Totals()
                 slices[offset] = -1
             }
         }
         if slices[index] != current {
-            totals.subtract(buckets[index])
-            buckets[index] = Totals()
+            totals.subtract(slots[index])
+            slots[index] = Totals()
             slices[index] = current
         }
-        storage = .time(buckets: buckets, slices: slices, width: width)
     }
 
     private static func slice(_ now: Duration, width: Duration) -> Int64 {

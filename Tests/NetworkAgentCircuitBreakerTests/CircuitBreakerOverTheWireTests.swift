@@ -1,12 +1,15 @@
 import Foundation
 import NetworkAgent
+import NetworkAgentAuth
 import NetworkAgentCircuitBreaker
 import NetworkAgentDiskCache
+import NetworkAgentLogging
 import NetworkAgentMetrics
 import NetworkAgentRetry
 import NetworkAgentTestServer
 import NetworkAgentTestSupport
 import NetworkAgentTesting
+import NetworkAgentTokenRefresh
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -179,6 +182,64 @@ import FoundationNetworking
         snapshot = registry.snapshot()
         #expect(snapshot.value("networkagent_circuit_breaker_state", ["key": origin.key, "state": "closed"]) == 1)
         #expect(snapshot.total("networkagent_circuit_breaker_transitions_total", matching: ["key": origin.key]) == 3)
+    }
+
+    @Test func loggingShowsEveryTransitionAndEachFailFast() async throws {
+        let origin = try FlappingOrigin()
+        defer { origin.server.stop() }
+        let clock = ManualClock()
+        let log = Locked<[LogRecord]>([])
+        let provider = Self.provider([
+            .logging(.basic, sink: LogSink { record in log.withLock { $0.append(record) } }),
+            .circuitBreaker(Self.configuration, clock: clock),
+        ])
+        for _ in 0..<5 { _ = try? await provider.request(endpoint: origin.endpoint) }
+        origin.healthy.withLock { $0 = true }
+        clock.advance(by: .seconds(30))
+        for _ in 0..<2 { _ = try await provider.request(endpoint: origin.endpoint) }
+        let records = log.withLock { $0 }
+        let changes = records.filter { $0.metadata["event"] == "circuit_breaker.state_changed" }
+        #expect(
+            changes.map { "\($0.metadata["event.from"] ?? "?")>\($0.metadata["event.to"] ?? "?")" }
+                == ["closed>open", "open>half_open", "half_open>closed"]
+        )
+        #expect(changes.allSatisfy { $0.metadata["event.key"] == origin.key && $0.kind == .event })
+        #expect(changes.first?.message.contains("open_ms=30000") == true, "\(changes.first?.message ?? "")")
+        // The fifth call failed fast: its failure line and the breaker's event both say so.
+        #expect(records.filter { $0.metadata["event"] == "circuit_breaker.rejected" }.count == 1)
+        let failures = records.filter { $0.kind == .failure }
+        #expect(failures.count == 1)
+        #expect(failures.first?.message.contains("is open for another 30000 ms") == true, "\(failures)")
+    }
+
+    /// A token refresh goes to the token host through the agent, not the chain: the token host's circuit being open
+    /// (its API fails) does not stop it, and the API host's call succeeds with the new token.
+    @Test func tokenRefreshIsNotBrokenByAnOpenCircuitOnTheTokenHost() async throws {
+        let tokenHost = try LoopbackServer { request in
+            request.path == "/token" ? .text("t1") : .text("down", status: 503)
+        }
+        defer { tokenHost.stop() }
+        let api = try LoopbackServer { request in
+            request.header("Authorization") == "Bearer t1"
+                ? .text("ok")
+                : .text("expired", status: 401, headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+        }
+        defer { api.stop() }
+        let tokenURL = tokenHost.baseURL.appendingPathComponent("token")
+        let refresher = TokenRefresher(token: AuthToken(credential: .bearer("t0"))) { agent, _ in
+            let (data, _) = try await agent.send(URLRequest(url: tokenURL))
+            return AuthToken(credential: .bearer(String(decoding: data, as: UTF8.self)))
+        }
+        let breaker = CircuitBreakerPlugin.circuitBreaker(Self.configuration, clock: ManualClock())
+        let provider = Self.provider([.tokenRefresh(refresher), breaker])
+        let failing = BreakerEndpoint(baseURL: tokenHost.baseURL, path: "/api")
+        for _ in 0..<4 { _ = try await provider.request(endpoint: failing) }
+        await expectFailFast { try await provider.request(endpoint: failing) }
+        let (data, _) = try await provider.request(endpoint: BreakerEndpoint(baseURL: api.baseURL, path: "/me"))
+        #expect(String(decoding: data, as: UTF8.self) == "ok")
+        #expect(tokenHost.requests.filter { $0.path == "/token" }.count == 1)
+        #expect(breaker.state(forKey: "http://127.0.0.1:\(tokenHost.baseURL.port ?? 0)") == .open)
+        #expect(breaker.state(forKey: "http://127.0.0.1:\(api.baseURL.port ?? 0)") == .closed)
     }
 
     static func httpDate(_ date: Date) -> String {

@@ -229,6 +229,32 @@ func expectFailFast(
         #expect(breaker.state(forKey: "https://healthy.invalid:443") == .closed)
     }
 
+    /// The plugin finds a circuit by the URL's `scheme://authority` text and builds the key once per text: every
+    /// spelling of one origin still lands on its one circuit, and what the caller sees names the key.
+    @Test func everySpellingOfAnOriginSharesItsCircuit() async throws {
+        let stub = StubTransport(fallback: .status(503))
+        let breaker = CircuitBreakerPlugin.circuitBreaker(Self.small(), clock: ManualClock())
+        let provider = Self.provider(stub, [breaker])
+        let spellings = [
+            "http://stub.invalid", "HTTP://Stub.Invalid", "http://stub.invalid:80", "http://user:secret@stub.invalid",
+        ]
+        let log = EventRecorder()
+        for spelling in spellings {
+            _ = try await log.observing {
+                try await provider.request(endpoint: BreakerEndpoint(baseURL: URL(string: spelling)!))
+            }
+        }
+        #expect(log.transitions == ["closed>open"])
+        #expect(breaker.state(forKey: "http://stub.invalid:80") == .open)
+        for spelling in spellings {
+            let error = await #expect(throws: NetworkAgentError.self) {
+                try await provider.request(endpoint: BreakerEndpoint(baseURL: URL(string: spelling)!))
+            }
+            #expect(error?.circuitBreakerError?.key == "http://stub.invalid:80")
+        }
+        #expect(stub.requests.count == 4)
+    }
+
     @Test func aKeyFunctionSplitsCircuitsByRoute() async throws {
         let stub = StubTransport(fallback: .status(503))
         stub.stub(matching: { $0.url?.path == "/fine" }, with: Array(repeating: .status(200), count: 2))

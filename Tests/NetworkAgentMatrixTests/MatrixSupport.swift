@@ -51,6 +51,8 @@ struct SideRequester: NetworkAgentPlugin {
 /// - `/flaky`: 503 the first time, then as `/data`; `/always503`: 503;
 /// - `/side`: 200 `side`, never checked for a token.
 ///
+/// The other origin answers `/always503` with 503 and any other path as `/data`.
+///
 /// With ``requiredToken`` set, the origin answers 401 (`WWW-Authenticate: Bearer error="invalid_token"`) to every
 /// path but `/side` that does not carry `Authorization: Bearer <token>`.
 final class MatrixWorld: Sendable {
@@ -78,7 +80,8 @@ final class MatrixWorld: Sendable {
         let counters = self.counters
         let encoded = self.encoded
         other = try LoopbackServer { request in
-            encodes(request) ? Self.ok(compressed, gzip: true) : Self.ok(Self.payload, gzip: false)
+            if request.path == "/always503" { return .text("busy", status: 503) }
+            return encodes(request) ? Self.ok(compressed, gzip: true) : Self.ok(Self.payload, gzip: false)
         }
         let otherData = other.baseURL.appendingPathComponent("data").absoluteString
         origin = try LoopbackServer { request in

@@ -1,6 +1,7 @@
 import Foundation
 import NetworkAgent
 import NetworkAgentAuth
+import NetworkAgentCircuitBreaker
 import NetworkAgentDiskCache
 import NetworkAgentGzip
 import NetworkAgentLogging
@@ -8,6 +9,7 @@ import NetworkAgentMetrics
 import NetworkAgentRetry
 import NetworkAgentTestServer
 import NetworkAgentTestSupport
+import NetworkAgentTesting
 import NetworkAgentTokenRefresh
 import Testing
 
@@ -21,7 +23,7 @@ import FoundationNetworking
 /// for `sideRequest`), runs one exchange, and checks what that plugin must have done for it.
 @Suite struct PluginMatrixTests {
     enum PluginKind: String, CaseIterable, Sendable {
-        case logging, auth, tokenRefresh, retry, gzip, diskCache, metrics
+        case logging, auth, tokenRefresh, retry, gzip, diskCache, metrics, circuitBreaker
     }
 
     enum ExchangeKind: String, CaseIterable, Sendable {
@@ -50,6 +52,24 @@ import FoundationNetworking
         var registry: MetricsRegistry?
         var store: MemoryStore?
         var refreshes: Locked<Int>?
+        var breaker: CircuitBreakerPlugin?
+    }
+
+    /// The breaker of the matrix: 1 failure in 2 calls (of the last 3) opens a circuit, which then stays open (its
+    /// clock never moves), so that what an exchange counted can be read from the circuit's state (see
+    /// ``counted(on:key:world:)``).
+    static func matrixBreaker() -> CircuitBreakerPlugin {
+        .circuitBreaker(
+            .init(
+                failureRateThreshold: 0.5,
+                window: .count(3),
+                minimumCalls: 2,
+                openInterval: .seconds(60),
+                openIntervalJitter: 0,
+                probeCalls: 1
+            ),
+            clock: ManualClock()
+        )
     }
 
     @Test(arguments: PluginKind.allCases, ExchangeKind.allCases)
@@ -93,12 +113,24 @@ import FoundationNetworking
             let registry = MetricsRegistry()
             probe.registry = registry
             underTest = .metrics(registry)
+        case .circuitBreaker:
+            let breaker = Self.matrixBreaker()
+            probe.breaker = breaker
+            underTest = breaker
         }
         let plugins = Self.chain(underTest, pluginKind, exchange, world)
         let provider = NetworkAgentProvider<MatrixEndpoint>(
             plugins: plugins,
             agent: NetworkAgent(transport: matrixTransport())
         )
+        if pluginKind == .circuitBreaker, exchange == .sideRequest {
+            // The side requests go to the other origin: open its circuit first.
+            for _ in 0..<2 {
+                _ = try await provider.request(
+                    endpoint: MatrixEndpoint(baseURL: world.other.baseURL, path: "/always503")
+                )
+            }
+        }
         let outcome = try await Self.run(exchange, provider, world, headers: headers)
         Self.expectCallOutcome(outcome, exchange)
 
@@ -110,6 +142,7 @@ import FoundationNetworking
         case .gzip: await checkGzip(outcome, exchange, world, provider)
         case .diskCache: try await checkDiskCache(exchange, world, provider, try #require(probe.store))
         case .metrics: try checkMetrics(exchange, try #require(probe.registry))
+        case .circuitBreaker: try await checkCircuitBreaker(exchange, world, provider, try #require(probe.breaker))
         }
     }
 
@@ -137,7 +170,12 @@ import FoundationNetworking
             }
         }
         if exchange == .sideRequest {
-            plugins.append(SideRequester(url: world.origin.baseURL.appendingPathComponent("side")))
+            // The breaker's side requests go to another host, whose circuit the cell opens first.
+            let side =
+                kind == .circuitBreaker
+                ? world.other.baseURL.appendingPathComponent("data")
+                : world.origin.baseURL.appendingPathComponent("side")
+            plugins.append(SideRequester(url: side))
         }
         return plugins
     }
@@ -484,6 +522,90 @@ import FoundationNetworking
         // URLSession measures no transfer phases; another transport may.
         if TestTransport.kind == .urlSession {
             #expect(snapshot.family("networkagent_transfer_phase_seconds")?.samples.isEmpty == true)
+        }
+    }
+
+    // MARK: - Circuit breaker
+
+    /// What an exchange counted on a circuit of ``matrixBreaker()``.
+    enum Counted: Equatable {
+        /// Two calls, one of them a failure: the circuit opened.
+        case opened
+        case failure
+        case success
+        /// Nothing: a cancelled call says nothing about the origin.
+        case ignored
+    }
+
+    /// Reads what the calls so far counted on the origin's circuit, from its state: open already (two calls, one
+    /// failed); else a 200 opens it only after a counted failure; else a 503 opens it only when nothing was counted.
+    func counted(
+        on provider: NetworkAgentProvider<MatrixEndpoint>,
+        breaker: CircuitBreakerPlugin,
+        world: MatrixWorld
+    ) async -> Counted {
+        let key = breaker.key(for: URLRequest(url: world.origin.baseURL), endpoint: world.endpoint("/data"))
+        if breaker.state(forKey: key) == .open { return .opened }
+        _ = try? await provider.request(endpoint: world.endpoint("/data"))
+        if breaker.state(forKey: key) == .open { return .failure }
+        _ = try? await provider.request(endpoint: world.endpoint("/always503"))
+        return breaker.state(forKey: key) == .open ? .ignored : .success
+    }
+
+    func checkCircuitBreaker(
+        _ exchange: ExchangeKind,
+        _ world: MatrixWorld,
+        _ provider: NetworkAgentProvider<MatrixEndpoint>,
+        _ breaker: CircuitBreakerPlugin
+    ) async throws {
+        let counted = await counted(on: provider, breaker: breaker, world: world)
+        switch exchange {
+        case .buffered, .redirectedSameOrigin:
+            #expect(counted == .success)
+        case .streamed:
+            // Counted when the caller read the body to its end.
+            #expect(counted == .success)
+        case .redirectedOtherOrigin:
+            // One call, on the origin's circuit: the redirect is the transport's.
+            #expect(counted == .success)
+        case .failedMidBody:
+            #expect(counted == .failure, "a body cut short is the origin's failure")
+            // The same body cut short in a streamed call counts too, once the caller meets the break.
+            let fresh = Self.matrixBreaker()
+            let streaming = NetworkAgentProvider<MatrixEndpoint>(
+                plugins: [fresh],
+                agent: NetworkAgent(transport: matrixTransport())
+            )
+            let stream = try await streaming.stream(endpoint: world.endpoint("/broken"))
+            await #expect(throws: (any Error).self) {
+                for try await _ in stream.body {}
+            }
+            #expect(await self.counted(on: streaming, breaker: fresh, world: world) == .failure)
+        case .cancelled:
+            #expect(counted == .ignored, "a cancellation is not the origin's failure")
+        case .retried:
+            // Every attempt passed the breaker: the 503 and the 200 are 1 failure in 2 calls, which opened it, and the
+            // next call fails fast, unsent.
+            #expect(counted == .opened)
+            let before = world.origin.requestCount
+            let error = await #expect(throws: NetworkAgentError.self) {
+                try await provider.request(endpoint: world.endpoint("/data"))
+            }
+            #expect(error?.code == .circuitOpen)
+            #expect(world.origin.requestCount == before)
+        case .sideRequest:
+            #expect(counted == .success, "a side request is not counted")
+            // The other origin's circuit is open, yet each call's side request to it (through the agent, not the
+            // chain) goes out and the call succeeds; a call through the chain to it fails fast.
+            let other = MatrixEndpoint(baseURL: world.other.baseURL, path: "/data")
+            let otherKey = breaker.key(for: URLRequest(url: world.other.baseURL), endpoint: other)
+            #expect(breaker.state(forKey: otherKey) == .open)
+            let sideRequests = world.other.requests.count
+            let (data, _) = try await provider.request(endpoint: world.endpoint("/data"))
+            #expect(data == MatrixWorld.payload)
+            #expect(world.other.requests.count == sideRequests + 1)
+            let error = await #expect(throws: NetworkAgentError.self) { try await provider.request(endpoint: other) }
+            #expect(error?.code == .circuitOpen)
         }
     }
 }

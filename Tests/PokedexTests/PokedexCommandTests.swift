@@ -199,12 +199,27 @@ struct PokedexRun {
         #expect(!run.error.contains("pikachu"), "route labels are templates, never raw URLs")
     }
 
-    @Test func chaosSyncCompletesThroughRetries() async throws {
+    /// `--chaos` fails 30 % of requests at random, which retries recover, and takes the mirror down for a second early
+    /// in the sync, which opens the circuit breaker: calls fail fast, the sync waits as long as the circuit says, and
+    /// the circuit closes once a probe finds the mirror healed. The sync still gets everything.
+    @Test func chaosSyncCompletesThroughRetriesAndAnOutage() async throws {
         let run = try await run(["--verbose", "--chaos", "0.3", "sync"])
         #expect(run.status == 0, "\(run.error.suffix(800))")
         #expect(run.output.contains("synced 302 of 302"))
-        let retries = run.error.split(separator: "\n").filter { $0.contains("retry.retry_scheduled") }
+        let lines = run.error.split(separator: "\n")
+        let retries = lines.filter { $0.contains("retry.retry_scheduled") }
         #expect(retries.count > 10, "a 30 % failure rate must have been retried")
         #expect(run.error.contains("reason=status_503") || run.error.contains("reason=503"))
+        // The outage opens the mirror's circuit, and it closes again before the sync ends.
+        let states = lines.filter { $0.hasPrefix("pokedex: circuit http://pokeapi.mirror:80 ") }.map {
+            $0.split(separator: " ").prefix(6).suffix(3).joined(separator: " ")
+        }
+        #expect(states.first == "closed -> open", "\(states)")
+        #expect(states.last == "half_open -> closed", "\(states)")
+        #expect(states.contains("open -> half_open"), "\(states)")
+        // The logging plugin logs the same changes; the rejected calls were failed fast, unsent.
+        let logged = lines.filter { $0.contains("circuit_breaker.state_changed") }
+        #expect(logged.count == states.count, "\(logged)")
+        #expect(lines.contains { $0.contains("circuit_breaker.rejected") })
     }
 }

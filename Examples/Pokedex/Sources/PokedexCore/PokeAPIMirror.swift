@@ -12,13 +12,16 @@ import NetworkAgentTestServer
 /// - `Cache-Control: public, max-age=86400, s-maxage=86400`, a weak `ETag` answered with 304 on `If-None-Match`,
 ///   gzip when the client accepts it;
 /// - chaos mode answers a share of requests (all but the token endpoint's) with a 503 and `Retry-After: 1`, or drops
-///   the connection;
+///   the connection; an outage (``Options/outage``) fails every request but the token endpoint's for a while, then
+///   heals;
 /// - auth mode demands a Bearer token from `POST /api/v2/token`, which expires after `tokenLifetime`.
 public final class PokeAPIMirror: Sendable {
     /// How the mirror misbehaves, for demonstrations and tests.
     public struct Options: Sendable {
         /// The share of requests (0...1) that fail: half with a 503, half with a dropped connection.
         public var chaosRate: Double = 0
+        /// A stretch in which every request but the token endpoint's fails, then the mirror heals; `nil` for none.
+        public var outage: Outage?
         /// Whether requests need a Bearer token from `/api/v2/token`.
         public var requiresAuth = false
         /// How long a token lasts.
@@ -31,6 +34,25 @@ public final class PokeAPIMirror: Sendable {
 
         /// Default options: no chaos, no auth.
         public init() {}
+    }
+
+    /// A stretch in which the mirror is down: it answers every request (the token endpoint's excepted) with a 503,
+    /// without `Retry-After`, then heals.
+    public struct Outage: Sendable {
+        /// How many requests the mirror answers (or fails by chaos) before the outage starts.
+        public var after: Int
+        /// How long the outage lasts from its first failed request.
+        public var duration: Duration
+
+        /// An outage.
+        ///
+        /// - Parameters:
+        ///   - after: How many requests the mirror answers first.
+        ///   - duration: How long it then fails everything.
+        public init(after: Int, duration: Duration) {
+            self.after = after
+            self.duration = duration
+        }
     }
 
     private let server: LoopbackServer
@@ -110,6 +132,9 @@ final class MirrorState: Sendable {
         var random: SplitMix64
         var tokens: [String: ContinuousClock.Instant] = [:]
         var issued = 0
+        /// Requests past the token endpoint, for the outage's start.
+        var answered = 0
+        var outageStart: ContinuousClock.Instant?
     }
     private let mutable: Locked<Mutable>
 
@@ -128,6 +153,7 @@ final class MirrorState: Sendable {
         // Chaos spares the token endpoint: the first token is fetched before the retry plugin can help, and a refresh
         // that failed would fail the requests waiting for it (the session survives; the retry plugin tries again).
         if path == ["token"], request.method == "POST" { return issueToken() }
+        if isDown() { return .text("the mirror is down for maintenance", status: 503) }
         if let chaos = chaos() { return chaos }
         if options.requiresAuth, !isAuthorized(request) {
             return .text(
@@ -164,6 +190,17 @@ final class MirrorState: Sendable {
 
     private func notFound() -> ServerResponse {
         .text("Not Found", status: 404)
+    }
+
+    /// Whether this request falls in the outage (and counts it towards the outage's start).
+    private func isDown() -> Bool {
+        guard let outage = options.outage else { return false }
+        let now = ContinuousClock.now
+        return mutable.withLock { mutable in
+            mutable.answered += 1
+            if mutable.outageStart == nil, mutable.answered > outage.after { mutable.outageStart = now }
+            return mutable.outageStart.map { now < $0 + outage.duration } ?? false
+        }
     }
 
     private func chaos() -> ServerResponse? {

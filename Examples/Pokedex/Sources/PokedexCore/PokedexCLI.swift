@@ -48,10 +48,15 @@ public enum PokedexCLI {
         var mirror = PokeAPIMirror.Options()
         if inProcess { mirror.origin = MirrorRoutingTransport.mirrorOrigin }
         mirror.chaosRate = options.chaosRate
+        if options.chaosRate > 0 { mirror.outage = chaosOutage }
         mirror.requiresAuth = options.auth
         mirror.tokenLifetime = .milliseconds(Int64(options.tokenLifetime * 1000))
         return mirror
     }
+
+    /// The outage `--chaos` adds: a second in which the mirror fails everything, early in a `sync` (never in a
+    /// single `show`), long enough for the circuit breaker to open, fail a probe, and close once it heals.
+    static let chaosOutage = PokeAPIMirror.Outage(after: 60, duration: .seconds(1))
 
     static func run(_ options: PokedexOptions, terminal: Terminal) async throws {
         switch options.command {
@@ -88,13 +93,28 @@ public enum PokedexCLI {
         // builds).
         let outcome: Result<Void, any Error>
         do {
-            try await perform(options, baseURL: baseURL, transport: transport, terminal: terminal)
+            try await NetworkAgentEvents.observing(Self.reportCircuitChanges) {
+                try await perform(options, baseURL: baseURL, transport: transport, terminal: terminal)
+            }
             outcome = .success(())
         } catch {
             outcome = .failure(error)
         }
         await (base as? CurlTransport)?.shutdown()
         try outcome.get()
+    }
+
+    /// Prints each change of a circuit breaker's state on standard error, e.g.
+    /// `pokedex: circuit http://pokeapi.mirror:80 closed -> open (failing fast for 520 ms)`.
+    @Sendable static func reportCircuitChanges(_ event: NetworkAgentEvent) {
+        guard case .circuitStateChanged(let key, let from, let to) = event.kind else { return }
+        let detail =
+            switch to {
+            case .open: event.attributes["open_ms"].map { " (failing fast for \($0) ms)" } ?? ""
+            case .halfOpen: " (letting probes through)"
+            case .closed: " (the server answers again)"
+            }
+        Terminal.error("pokedex: circuit \(key) \(from.rawValue) -> \(to.rawValue)\(detail)")
     }
 
     /// Runs a command that talks to the API through `transport`.
@@ -173,8 +193,8 @@ public enum PokedexCLI {
                 guard let name = pending.next() else { return }
                 group.addTask {
                     do {
-                        let pokemon = try await repository.pokemon(name)
-                        _ = try await repository.species(pokemon.species.name)
+                        let pokemon = try await waitingForCircuit { try await repository.pokemon(name) }
+                        _ = try await waitingForCircuit { try await repository.species(pokemon.species.name) }
                         return nil
                     } catch {
                         return "\(name): \(error)"
@@ -199,6 +219,23 @@ public enum PokedexCLI {
         Terminal.output("synced \(total - failures.count * 2) of \(total) resources in \(elapsed) s")
         if let first = failures.first {
             throw PokedexError.unreachable("\(failures.count) pokemon failed to sync, first \(first)")
+        }
+    }
+
+    /// How long `sync` keeps waiting for an open circuit to let one of its requests through before it counts the
+    /// request as failed.
+    static let circuitPatience: Duration = .seconds(15)
+
+    /// Runs `fetch`, and when the circuit breaker failed it fast, waits as long as the circuit says it stays open (a
+    /// tenth of a second while its probes are in flight) and runs it again, for up to ``circuitPatience``.
+    static func waitingForCircuit<T: Sendable>(_ fetch: () async throws -> T) async throws -> T {
+        let deadline = ContinuousClock.now + circuitPatience
+        while true {
+            do {
+                return try await fetch()
+            } catch PokedexError.circuitOpen(_, let retryAfter) where ContinuousClock.now < deadline {
+                try await Task.sleep(for: max(retryAfter ?? .milliseconds(100), .milliseconds(10)))
+            }
         }
     }
 

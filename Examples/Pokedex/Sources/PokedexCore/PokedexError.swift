@@ -7,6 +7,9 @@ public enum PokedexError: Error, Equatable, CustomStringConvertible {
     case notFound(kind: String, name: String)
     /// The server could not be reached or answered badly.
     case unreachable(String)
+    /// The circuit breaker failed the call fast: the server failed most recent calls. `retryAfter` is how long the
+    /// circuit stays open (`nil` while its probes are in flight).
+    case circuitOpen(String, retryAfter: Duration?)
     /// `--offline` and the answer is not cached.
     case notCached(String)
     /// A pokemon the built-in offline mirror does not hold: it has Generation I only.
@@ -24,6 +27,7 @@ public enum PokedexError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .notFound(let kind, let name): "no \(kind) named \"\(name)\""
         case .unreachable(let detail): "cannot reach the Pokédex server: \(detail)"
+        case .circuitOpen(let detail, _): "the Pokédex server is failing, not asked again yet: \(detail)"
         case .notCached(let what): "\(what) is not in the cache (run `pokedex sync` while online)"
         case .notInMirror(let name):
             "pokemon \"\(name)\" is not here: the offline mirror holds only the first 151 pokemon (Generation I); "

@@ -77,7 +77,8 @@ public struct PokedexOptions: Sendable, Equatable {
           --verbose             log every request to standard error
           --metrics             print Prometheus metrics to standard error at exit
           --json                print JSON
-          --chaos RATE          the mirror fails this share of requests (0...1) with 503s and resets
+          --chaos RATE          the mirror fails this share of requests (0...1) with 503s and resets,
+                                and is down for a second after its 60th request
           --auth                the mirror demands short-lived Bearer tokens
           --token-lifetime S    how long the mirror's tokens last (default 30)
           --transport NAME      curl or urlsession (default: curl on Linux, urlsession elsewhere)

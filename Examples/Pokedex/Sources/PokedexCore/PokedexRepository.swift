@@ -1,5 +1,6 @@
 import Foundation
 import NetworkAgent
+import NetworkAgentCircuitBreaker
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -62,7 +63,11 @@ public struct PokedexRepository: Sendable {
         do {
             (data, response) = try await provider.request(endpoint: PokeAPI(baseURL: baseURL, route: route))
         } catch let error as NetworkAgentError {
-            // The chain has no validation plugin, so statuses arrive as responses: an error here is the network's.
+            // The chain has no validation plugin, so statuses arrive as responses: an error here is the network's,
+            // or the circuit breaker's, which says when to try again.
+            if error.code == .circuitOpen {
+                throw PokedexError.circuitOpen(error.message, retryAfter: error.circuitBreakerError?.retryAfter)
+            }
             throw PokedexError.unreachable(error.message)
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
