@@ -254,7 +254,9 @@ final class RedisConnection: @unchecked Sendable {
             guard Self.append(arguments, to: context) else { break }
             appended += 1
         }
-        if !setup.isEmpty, let failure = readSetupReplies(context, count: setup.count) {
+        // A refused setup fails the batch, which Redis then refused too (no AUTH) or ran in database 0 (a SELECT of
+        // a database the server no longer has: the first connection checked it).
+        if !setup.isEmpty, let failure = checkSetupReplies(context, count: setup.count) {
             fail(failure)
             for command in batch { command.completion(.failure(failure)) }
             return
@@ -274,31 +276,46 @@ final class RedisConnection: @unchecked Sendable {
         if scriptsStale { teardown() }
     }
 
-    /// Reads the replies to the setup commands sent ahead of a batch; a failure when Redis refused one or answered
-    /// a script load with another SHA than this connection uses.
-    private func readSetupReplies(_ context: UnsafeMutablePointer<redisContext>, count: Int) -> RedisStore.Error? {
+    /// Reads the replies to the setup commands sent ahead of a batch; a failure when Redis refused one or loaded a
+    /// script under another SHA than this connection uses.
+    private func checkSetupReplies(_ context: UnsafeMutablePointer<redisContext>, count: Int) -> RedisStore.Error? {
+        switch Self.readSetupReplies(context, count: count) {
+        case .failure(let failure):
+            return failure
+        case .success(let shas) where shas != scripts:
+            return RedisStore.Error(.connectionFailed, "the server loaded the store's scripts under other SHAs")
+        case .success:
+            scriptsStale = false
+            return nil
+        }
+    }
+
+    /// Reads the replies to `count` setup commands: the SHAs of the scripts loaded, or why the setup failed.
+    private static func readSetupReplies(
+        _ context: UnsafeMutablePointer<redisContext>,
+        count: Int
+    ) -> Result<[String], RedisStore.Error> {
         var shas: [String] = []
         for _ in 0..<count {
             guard let reply = CHiredis_nextReply(context) else {
-                return RedisStore.Error(.connectionFailed, Self.errorText(context))
+                return .failure(RedisStore.Error(.connectionFailed, errorText(context)))
             }
             let value = RedisReply(reply)
             freeReplyObject(reply)
             switch value {
             case .error(let message):
                 // Never the command itself: AUTH's arguments hold the password.
-                return RedisStore.Error(.connectionFailed, "connection setup refused: \(message)")
+                return .failure(RedisStore.Error(.connectionFailed, "connection setup refused: \(message)"))
             case .string(let sha):
                 shas.append(String(decoding: sha, as: UTF8.self))
             default:
                 break
             }
         }
-        guard shas == scripts else {
-            return RedisStore.Error(.connectionFailed, "the server loaded the store's scripts under other SHAs")
+        guard shas.count == RedisScript.allCases.count else {
+            return .failure(RedisStore.Error(.connectionFailed, "the server did not load the store's scripts"))
         }
-        scriptsStale = false
-        return nil
+        return .success(shas)
     }
 
     /// Drops the context and opens the circuit; the first probe comes after
@@ -380,33 +397,20 @@ final class RedisConnection: @unchecked Sendable {
         case .success(let opened): context = opened
         case .failure(let failure): return .failure(failure)
         }
-        func failed(_ message: String) -> Result<UnsafeMutablePointer<redisContext>, RedisStore.Error> {
-            Self.free(context)
-            return .failure(RedisStore.Error(.connectionFailed, message))
-        }
         let setup = setupCommands()
-        for command in setup where !Self.append(command, to: context) { return failed(Self.errorText(context)) }
-        var shas: [String] = []
-        for _ in setup {
-            guard let reply = CHiredis_nextReply(context) else { return failed(Self.errorText(context)) }
-            let value = RedisReply(reply)
-            freeReplyObject(reply)
-            switch value {
-            case .error(let message):
-                // Never the command itself: AUTH's arguments hold the password.
-                return failed("connection setup refused: \(message)")
-            case .string(let sha):
-                shas.append(String(decoding: sha, as: UTF8.self))
-            default:
-                break
-            }
+        let result: Result<[String], RedisStore.Error> =
+            setup.allSatisfy({ Self.append($0, to: context) })
+            ? Self.readSetupReplies(context, count: setup.count)
+            : .failure(RedisStore.Error(.connectionFailed, Self.errorText(context)))
+        switch result {
+        case .success(let shas):
+            scripts = shas
+            scriptsStale = false
+            return .success(context)
+        case .failure(let failure):
+            Self.free(context)
+            return .failure(failure)
         }
-        guard shas.count == RedisScript.allCases.count else {
-            return failed("the server did not load the store's scripts")
-        }
-        scripts = shas
-        scriptsStale = false
-        return .success(context)
     }
 
     /// Drops the context; it is freed on another thread, off the command path.
