@@ -92,7 +92,7 @@ enum CacheScenarios {
     /// `cache_scale`: the median latency of fresh hits, one at a time, of random entries of a store holding
     /// ``largeStoreEntries(quick:)`` entries against one holding ``smallStoreEntries``.
     ///
-    /// Both stores are filled directly through ``DiskStore/store(_:)`` with the entries a fetch of the
+    /// Both stores are filled directly through ``DiskStore/store(_:retention:)`` with the entries a fetch of the
     /// document would have stored (filling 100,000 through HTTP would take minutes). The providers' transport
     /// fails every call: a single request reaching it fails the scenario.
     static func scale(_ context: BenchContext) async throws -> Measurement {
@@ -146,6 +146,7 @@ enum CacheScenarios {
         let clock = ContinuousClock()
         let start = clock.now
         let now = Date()
+        let retention = EntryRetention(freshFor: .seconds(86_400), staleFor: .zero, hasValidator: false)
         for number in 0..<entries {
             let request = try agent.urlRequest(for: entryEndpoint(baseURL, number))
             guard let key = CacheKey(request: request), let url = request.url else {
@@ -164,7 +165,7 @@ enum CacheScenarios {
                 requestDate: now,
                 responseDate: now
             )
-            try store.store(entry)
+            try store.store(entry, retention: retention)
             if number.isMultiple(of: 1_000) { await Task.yield() }
         }
         guard store.usage.entryCount == entries else {

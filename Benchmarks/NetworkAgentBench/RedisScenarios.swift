@@ -46,84 +46,86 @@ enum RedisScenarios {
                 keyPrefix: "networkagent-bench:\(ProcessInfo.processInfo.processIdentifier):hit"
             )
         )
-        defer { store.removeAll() }
-        let transport = CountingTransport(forwardingTo: URLSessionTransport(configuration: .ephemeral))
-        let agent = NetworkAgent(transport: transport)
-        let cached = NetworkAgentProvider<BenchEndpoint>(plugins: [DiskCachePlugin(store: store)], agent: agent)
-        let endpoint = BenchEndpoint.get(server.baseURL, path: BenchRoutes.cacheableDocument)
+        return try await using(store) {
+            let transport = CountingTransport(forwardingTo: URLSessionTransport(configuration: .ephemeral))
+            let agent = NetworkAgent(transport: transport)
+            let cached = NetworkAgentProvider<BenchEndpoint>(plugins: [DiskCachePlugin(store: store)], agent: agent)
+            let endpoint = BenchEndpoint.get(server.baseURL, path: BenchRoutes.cacheableDocument)
 
-        let (data, response) = try await cached.request(endpoint: endpoint)
-        try BenchRoutes.checkDocument(data, response)
-        guard CacheStatus(response: response) == .miss, let key = CacheKey(request: try agent.urlRequest(for: endpoint))
-        else { throw BenchFailure("the first fetch of /\(BenchRoutes.cacheableDocument) was not a miss") }
-        let redisKey = Data(store.redisKey(for: key).utf8)
-        guard case .string(let stored) = await store.rawCommand([Data("GET".utf8), redisKey]) else {
-            throw BenchFailure("the entry was not stored in Redis (is it reachable at \(redisURL)?)")
-        }
-        let storedCount = stored.count
-        let target = try RawHiredisLoad.Target(redisURL)
-        let hit: @Sendable () async throws -> Void = {
             let (data, response) = try await cached.request(endpoint: endpoint)
             try BenchRoutes.checkDocument(data, response)
-            guard CacheStatus(response: response) == .hit else {
-                throw BenchFailure("expected a fresh hit, got \(response)")
+            guard CacheStatus(response: response) == .miss,
+                let key = CacheKey(request: try agent.urlRequest(for: endpoint))
+            else { throw BenchFailure("the first fetch of /\(BenchRoutes.cacheableDocument) was not a miss") }
+            let redisKey = Data(store.redisKey(for: key).utf8)
+            guard case .string(let stored) = await store.rawCommand([Data("GET".utf8), redisKey]) else {
+                throw BenchFailure("the entry was not stored in Redis (is it reachable at \(redisURL)?)")
             }
-        }
-        let pipelinedGET: @Sendable () async throws -> Void = {
-            guard case .string(let bytes) = await store.rawCommand([Data("GET".utf8), redisKey]),
-                bytes.count == storedCount
-            else { throw BenchFailure("a GET through the store did not return the stored entry") }
-        }
-        let concurrency = ThroughputComparison.concurrency
-        let total = ThroughputComparison.requestsPerRepetition(quick: context.options.quick)
-        let warmUp = ThroughputComparison.warmUpRequests
-        _ = try await RawHiredisLoad.getsPerSecond(
-            target,
-            key: redisKey,
-            expectedBytes: storedCount,
-            total: warmUp,
-            concurrency: concurrency
-        )
-        _ = try await LoadGenerator.requestsPerSecond(total: warmUp, concurrency: concurrency, hit)
-        var pipelined: [Double] = []
-        var measurement = try await Repetitions.interleaved(
-            context.options.repetitions,
-            baseline: {
-                try await RawHiredisLoad.getsPerSecond(
-                    target,
-                    key: redisKey,
-                    expectedBytes: storedCount,
-                    total: total,
-                    concurrency: concurrency
-                )
-            },
-            subject: {
-                let hits = try await LoadGenerator.requestsPerSecond(total: total, concurrency: concurrency, hit)
-                pipelined.append(
-                    try await LoadGenerator.requestsPerSecond(total: total, concurrency: concurrency, pipelinedGET)
-                )
-                return hits
+            let storedCount = stored.count
+            let target = try RawHiredisLoad.Target(redisURL)
+            let hit: @Sendable () async throws -> Void = {
+                let (data, response) = try await cached.request(endpoint: endpoint)
+                try BenchRoutes.checkDocument(data, response)
+                guard CacheStatus(response: response) == .hit else {
+                    throw BenchFailure("expected a fresh hit, got \(response)")
+                }
             }
-        )
-        let sequential = context.options.quick ? 500 : 2_000
-        let latency = try await medianMicroseconds(of: hit, count: sequential)
-        guard transport.calls == 1 else {
-            throw BenchFailure("the cached provider went to the network \(transport.calls) times, not once")
+            let pipelinedGET: @Sendable () async throws -> Void = {
+                guard case .string(let bytes) = await store.rawCommand([Data("GET".utf8), redisKey]),
+                    bytes.count == storedCount
+                else { throw BenchFailure("a GET through the store did not return the stored entry") }
+            }
+            let concurrency = ThroughputComparison.concurrency
+            let total = ThroughputComparison.requestsPerRepetition(quick: context.options.quick)
+            let warmUp = ThroughputComparison.warmUpRequests
+            _ = try await RawHiredisLoad.getsPerSecond(
+                target,
+                key: redisKey,
+                expectedBytes: storedCount,
+                total: warmUp,
+                concurrency: concurrency
+            )
+            _ = try await LoadGenerator.requestsPerSecond(total: warmUp, concurrency: concurrency, hit)
+            var pipelined: [Double] = []
+            var measurement = try await Repetitions.interleaved(
+                context.options.repetitions,
+                baseline: {
+                    try await RawHiredisLoad.getsPerSecond(
+                        target,
+                        key: redisKey,
+                        expectedBytes: storedCount,
+                        total: total,
+                        concurrency: concurrency
+                    )
+                },
+                subject: {
+                    let hits = try await LoadGenerator.requestsPerSecond(total: total, concurrency: concurrency, hit)
+                    pipelined.append(
+                        try await LoadGenerator.requestsPerSecond(total: total, concurrency: concurrency, pipelinedGET)
+                    )
+                    return hits
+                }
+            )
+            let sequential = context.options.quick ? 500 : 2_000
+            let latency = try await medianMicroseconds(of: hit, count: sequential)
+            guard transport.calls == 1 else {
+                throw BenchFailure("the cached provider went to the network \(transport.calls) times, not once")
+            }
+            log(String(format: "redis_cache_hit: median hit latency %.1f us", latency))
+            measurement.note = [
+                String(format: "hit median latency %.1f us (%d sequential hits)", latency, sequential),
+                "baseline: raw hiredis GETs of the stored entry (\(storedCount) bytes), \(concurrency) threads with a "
+                    + "blocking connection each (as redis-benchmark -c \(concurrency)); subject: fresh hits through a "
+                    + "provider with only the cache (1 network fetch, 0 while measured), \(concurrency) in flight",
+                String(
+                    format: "the same GET through the store's own pipelined connections: %.0f/s (hits/that: %.3f)",
+                    pipelined.median ?? 0,
+                    (measurement.value ?? 0) / max(1, pipelined.median ?? 1)
+                ),
+                "\(total) requests per repetition and side",
+            ].joined(separator: "; ")
+            return measurement
         }
-        log(String(format: "redis_cache_hit: median hit latency %.1f us", latency))
-        measurement.note = [
-            String(format: "hit median latency %.1f us (%d sequential hits)", latency, sequential),
-            "baseline: raw hiredis GETs of the stored entry (\(storedCount) bytes), \(concurrency) threads with a "
-                + "blocking connection each (as redis-benchmark -c \(concurrency)); subject: fresh hits through a "
-                + "provider with only the cache (1 network fetch, 0 while measured), \(concurrency) in flight",
-            String(
-                format: "the same GET through the store's own pipelined connections: %.0f/s (hits/that: %.3f)",
-                pipelined.median ?? 0,
-                (measurement.value ?? 0) / max(1, pipelined.median ?? 1)
-            ),
-            "\(total) requests per repetition and side",
-        ].joined(separator: "; ")
-        return measurement
     }
 
     /// `redis_coalesce`: 4 processes (this bench started again with `--redis-worker`) × 50 concurrent requests for
@@ -162,35 +164,38 @@ enum RedisScenarios {
         for repetition in 0..<context.options.repetitions {
             let prefix = "networkagent-bench:\(ProcessInfo.processInfo.processIdentifier):coalesce:\(repetition)"
             let store = try RedisStore(configuration: RedisStore.Configuration(url: redisURL, keyPrefix: prefix))
-            defer { store.removeAll() }
-            let provider = NetworkAgentProvider<BenchEndpoint>(plugins: [DiskCachePlugin(store: store)])
-            let endpoint = BenchEndpoint.get(origin.baseURL, path: "popular.json")
-            _ = try await provider.request(endpoint: endpoint)
-            let before = conditional.withLock { $0 }
-            let summaries: [[String: Int]]
-            do {
-                summaries = try await RedisWorker.runWorkers(
-                    executable: context.executable,
-                    leading: ["--redis-worker"],
-                    count: workerProcesses,
-                    redis: redisURL,
-                    prefix: prefix,
-                    resource: origin.baseURL.appendingPathComponent("popular.json"),
-                    requests: requestsPerWorker,
-                    clockOffset: clockOffset
+            try await using(store) {
+                let provider = NetworkAgentProvider<BenchEndpoint>(plugins: [DiskCachePlugin(store: store)])
+                let endpoint = BenchEndpoint.get(origin.baseURL, path: "popular.json")
+                _ = try await provider.request(endpoint: endpoint)
+                let before = conditional.withLock { $0 }
+                let summaries: [[String: Int]]
+                do {
+                    summaries = try await RedisWorker.runWorkers(
+                        executable: context.executable,
+                        leading: ["--redis-worker"],
+                        count: workerProcesses,
+                        redis: redisURL,
+                        prefix: prefix,
+                        resource: origin.baseURL.appendingPathComponent("popular.json"),
+                        requests: requestsPerWorker,
+                        clockOffset: clockOffset
+                    )
+                } catch let failure as RedisWorker.Failure {
+                    throw BenchFailure(failure.description)
+                }
+                let ok = summaries.reduce(0) { $0 + ($1["ok"] ?? 0) }
+                guard ok == workerProcesses * requestsPerWorker else {
+                    throw BenchFailure("only \(ok) of \(workerProcesses * requestsPerWorker) worker requests succeeded")
+                }
+                counts.append(conditional.withLock { $0 } - before)
+                let kinds = ["hit", "revalidated", "stale", "miss"]
+                outcomes.append(
+                    kinds.map { kind in "\(summaries.reduce(0) { $0 + ($1[kind] ?? 0) }) \(kind)" }.joined(
+                        separator: ", "
+                    )
                 )
-            } catch let failure as RedisWorker.Failure {
-                throw BenchFailure(failure.description)
             }
-            let ok = summaries.reduce(0) { $0 + ($1["ok"] ?? 0) }
-            guard ok == workerProcesses * requestsPerWorker else {
-                throw BenchFailure("only \(ok) of \(workerProcesses * requestsPerWorker) worker requests succeeded")
-            }
-            counts.append(conditional.withLock { $0 } - before)
-            let kinds = ["hit", "revalidated", "stale", "miss"]
-            outcomes.append(
-                kinds.map { kind in "\(summaries.reduce(0) { $0 + ($1[kind] ?? 0) }) \(kind)" }.joined(separator: ", ")
-            )
         }
         let total = Double(workerProcesses * requestsPerWorker)
         var measurement = Measurement(
@@ -205,6 +210,20 @@ enum RedisScenarios {
             + counts.map(String.init).joined(separator: ", ") + "; answers per repetition: "
             + outcomes.joined(separator: " | ")
         return measurement
+    }
+
+    /// Runs `body`, then removes the keys of `store` and shuts it down, whether or not `body` threw.
+    private static func using<Value>(_ store: RedisStore, _ body: () async throws -> Value) async throws -> Value {
+        do {
+            let result = try await body()
+            await store.removeAll()
+            await store.shutdown()
+            return result
+        } catch {
+            await store.removeAll()
+            await store.shutdown()
+            throw error
+        }
     }
 
     /// The median time of `count` sequential calls, in microseconds.

@@ -5,22 +5,25 @@ import NetworkAgent
 import FoundationNetworking
 #endif
 
-/// Revalidation across processes on a ``SharedResponseStore``: one process revalidates a stale entry, the others
+/// Revalidation across processes on a shared ``ResponseStore``: one process revalidates a stale entry, the others
 /// serve it stale (within `stale-while-revalidate`) or wait a bounded time for the entry it stores.
 extension DiskCacheExchange {
     /// Validates a stored response that needs it, letting one process do it for all when the store is shared.
     ///
-    /// With a local store, or when the request or the response asks for validation on every use (a request's
-    /// `no-cache`, `max-age` or `min-fresh`, a response's `no-cache`), this is ``validate(_:)``. Otherwise the
-    /// request first claims the revalidation from the store. The holder validates (unless the entry turned fresh
+    /// When the request or the response asks for validation on every use (a request's `no-cache`, `max-age` or
+    /// `min-fresh`, a response's `no-cache`), this is ``validate(_:)``. Otherwise the request first claims the
+    /// revalidation from the store (a local store grants every claim). The holder validates (unless the entry turned fresh
     /// since it was read: another process revalidated it just before); the others poll the store until a fresh
     /// entry is there, the claim is free again (its holder failed or is gone: they take it over), or
-    /// ``SharedResponseStore/revalidationWaitLimit`` has passed, then validate themselves.
+    /// ``ResponseStore/revalidationWaitLimit`` has passed, then validate themselves.
     func validateCoalesced(_ stored: CachedEntry) async throws -> (data: Data, response: URLResponse) {
-        guard let shared = plugin.access.shared, mayCoalesce(stored) else { return try await validate(stored) }
+        let shared = plugin.store
+        guard mayCoalesce(stored) else { return try await validate(stored) }
         if await shared.claimRevalidation(of: stored.key) { return try await validateAsHolder(stored, on: shared) }
         let clock = ContinuousClock()
-        let deadline = clock.now + shared.revalidationWaitLimit
+        // Never past the request's own deadline: a waiter whose timeout is shorter than the store's limit
+        // validates itself when its time is up.
+        let deadline = clock.now + min(shared.revalidationWaitLimit, .seconds(request.timeoutInterval))
         var pause = Duration.milliseconds(2)
         while clock.now < deadline {
             do {
@@ -41,7 +44,7 @@ extension DiskCacheExchange {
     /// Validates a stored response as the holder of its claim, and releases the claim.
     private func validateAsHolder(
         _ stored: CachedEntry,
-        on shared: any SharedResponseStore
+        on shared: any ResponseStore
     ) async throws -> (data: Data, response: URLResponse) {
         if let answer = await freshAnswer(replacing: stored) {
             await shared.releaseRevalidation(of: stored.key)
@@ -60,7 +63,7 @@ extension DiskCacheExchange {
     /// Claims the background refresh of a stored response across processes: the entry to validate, or `nil` when
     /// another process holds the claim or has already stored a fresh entry. A local store grants every claim.
     func claimRevalidation(of stored: CachedEntry) async -> CachedEntry? {
-        guard let shared = plugin.access.shared else { return stored }
+        let shared = plugin.store
         guard await shared.claimRevalidation(of: stored.key) else { return nil }
         if await freshEntry(replacing: stored) != nil {
             await shared.releaseRevalidation(of: stored.key)
@@ -71,7 +74,7 @@ extension DiskCacheExchange {
 
     /// Releases a claim of ``claimRevalidation(of:)``.
     func releaseRevalidation(of stored: CachedEntry) async {
-        await plugin.access.shared?.releaseRevalidation(of: stored.key)
+        await plugin.store.releaseRevalidation(of: stored.key)
     }
 
     /// Whether this request may take another process's revalidation for its own.
@@ -82,8 +85,7 @@ extension DiskCacheExchange {
 
     /// The entry stored under the same key as `stored`, if it is now fresh for this request.
     private func freshEntry(replacing stored: CachedEntry) async -> CachedEntry? {
-        guard let shared = plugin.access.shared,
-            let entries = try? await shared.storedVariants(forPrimaryKey: stored.key.primary),
+        guard let entries = try? await plugin.store.variants(forPrimaryKey: stored.key.primary),
             let current = entries.first(where: { $0.key == stored.key })
         else { return nil }
         return plugin.policy.decide(current, request: directives, now: plugin.configuration.now()) == .fresh

@@ -6,7 +6,8 @@ import FoundationNetworking
 #endif
 
 /// Collapsed forwarding: concurrent misses of one primary key (method, URL, credentials) make one origin request,
-/// within a process and, on a ``SharedResponseStore`` that coalesces, across processes.
+/// within a process and, on a ``ResponseStore`` that coalesces (a non-zero
+/// ``ResponseStore/revalidationWaitLimit``, such as the Redis store's), across processes.
 ///
 /// The first request that misses fetches (the leader); the others wait for it, at most
 /// ``DiskCachePlugin/Configuration/missWaitLimit`` in all, then look the resource up again with their own request:
@@ -89,7 +90,7 @@ extension DiskCacheExchange {
     }
 
     /// Fetches a miss as the one process that does, when the store is shared and coalesces: claims the fetch from
-    /// the store (``SharedResponseStore/claimRevalidation(of:)``, under the key ``CacheKey/missClaim``), or polls
+    /// the store (``ResponseStore/claimRevalidation(of:)``, under the key ``CacheKey/missClaim``), or polls
     /// the store until another process's response is there, the claim is free (its holder is done or gone: this
     /// request takes it over) or the deadline has passed. A request that may not wait for others (`no-cache`)
     /// fetches at once when another process holds the claim.
@@ -98,7 +99,10 @@ extension DiskCacheExchange {
         reason: String,
         until deadline: ContinuousClock.Instant
     ) async throws -> (data: Data, response: URLResponse) {
-        guard let shared = plugin.access.shared else { return try await fetchMiss(reason: reason) }
+        // A store that never makes a request wait (a local one grants every claim) has no other process to
+        // coalesce with: skip the claim and the extra read it would cost.
+        let shared = plugin.store
+        guard shared.revalidationWaitLimit > .zero else { return try await fetchMiss(reason: reason) }
         let claim = key.missClaim
         if await shared.claimRevalidation(of: claim) {
             return try await fetchHolding(key, claim: claim, on: shared, reason: reason)
@@ -127,7 +131,7 @@ extension DiskCacheExchange {
     private func fetchHolding(
         _ key: CacheKey,
         claim: CacheKey,
-        on shared: any SharedResponseStore,
+        on shared: any ResponseStore,
         reason: String
     ) async throws -> (data: Data, response: URLResponse) {
         if let answer = await collapsedAnswer(key).answer {

@@ -89,7 +89,7 @@ struct DiskCacheExchange: Sendable {
             if policy.mayStore(method: method, request: directives, entry: merged) {
                 await write(merged)
             } else {
-                await plugin.access.remove(stored.key)
+                await plugin.store.remove(stored.key)
             }
             if let answer = answer(with: merged, status: .revalidated, now: responseDate) { return answer }
             return (data, annotate(http, status: .miss))
@@ -136,7 +136,7 @@ struct DiskCacheExchange: Sendable {
     /// Revalidates a stored response in an unstructured task, unless a refresh of the same entry is running
     /// (RFC 5861 §3: at most one background refresh per entry). The task inherits the caller's event observers.
     /// On a shared store, the refresh runs only in the process that wins the store's revalidation claim
-    /// (``SharedResponseStore/claimRevalidation(of:)``).
+    /// (``ResponseStore/claimRevalidation(of:)``).
     func refreshInBackground(_ stored: CachedEntry) {
         let id = stored.key.identifier
         guard state.beginRefresh(id) else { return }
@@ -194,13 +194,13 @@ struct DiskCacheExchange: Sendable {
             policy.mayStore(method: method, request: directives, entry: entry), policy.isWorthStoring(entry),
             entry.body.count <= plugin.configuration.maximumEntryBytes
         else {
-            if replaces { await plugin.access.remove(key) }
+            if replaces { await plugin.store.remove(key) }
             return
         }
         // Variants filed under other Vary names come from an earlier configuration of the origin (§4.1).
-        for variant in await plugin.access.variants(forPrimaryKey: key.primary)
+        for variant in await plugin.store.variantKeys(forPrimaryKey: key.primary)
         where variant.varyNames != key.varyNames {
-            await plugin.access.remove(variant)
+            await plugin.store.remove(variant)
         }
         await write(entry)
     }
@@ -238,12 +238,12 @@ struct DiskCacheExchange: Sendable {
     /// Removes every stored variant of the request's URL for this user.
     private func removeAllVariants(of request: URLRequest) async {
         guard let key = CacheKey(request: request) else { return }
-        for variant in await plugin.access.variants(forPrimaryKey: key.primary) { await plugin.access.remove(variant) }
+        for variant in await plugin.store.variantKeys(forPrimaryKey: key.primary) { await plugin.store.remove(variant) }
     }
 
     private func write(_ entry: CachedEntry) async {
         do {
-            let evicted = try await plugin.access.store(entry) { policy.retention(of: entry, now: now()) }
+            let evicted = try await plugin.store.store(entry, retention: policy.retention(of: entry, now: now()))
             state.record("stored", ["method": method, "status": "\(entry.statusCode)", "bytes": "\(entry.body.count)"])
             if evicted.entryCount > 0 {
                 state.record(

@@ -54,8 +54,6 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
 
     /// Where responses are kept.
     public let store: any ResponseStore
-    /// The store, called asynchronously when it is a ``SharedResponseStore``.
-    let access: ResponseStoreAccess
     /// How the plugin behaves.
     public let configuration: Configuration
     let policy: CachePolicy
@@ -68,7 +66,6 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
     ///   - configuration: How the plugin behaves.
     public init(store: any ResponseStore, configuration: Configuration = Configuration()) {
         self.store = store
-        self.access = ResponseStoreAccess(store)
         self.configuration = configuration
         self.policy = configuration.policy
     }
@@ -217,41 +214,22 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
     /// The stored variant that matches the request, and if there is none, why (`not_stored`, `vary_mismatch`,
     /// `error`).
     func lookup(_ key: CacheKey, request: URLRequest) async -> (CachedEntry?, reason: String) {
-        if let shared = access.shared {
-            let entries: [CachedEntry]
-            do {
-                entries = try await shared.storedVariants(forPrimaryKey: key.primary)
-            } catch {
-                recordError(error)
-                return (nil, "error")
-            }
-            guard !entries.isEmpty else { return (nil, "not_stored") }
-            let match = entries.first { Self.selects(request, key: key, variant: $0.key) }
-            return match.map { ($0, "") } ?? (nil, "vary_mismatch")
+        let entries: [CachedEntry]
+        do {
+            entries = try await store.variants(forPrimaryKey: key.primary)
+        } catch {
+            recordError(error)
+            return (nil, "error")
         }
-        let variants = store.variants(forPrimaryKey: key.primary)
-        guard !variants.isEmpty else { return (nil, "not_stored") }
-        for variant in variants where Self.selects(request, key: key, variant: variant) {
-            do {
-                guard let entry = try store.entry(for: variant) else { return (nil, "not_stored") }
-                return (entry, "")
-            } catch {
-                recordError(error)
-                return (nil, "error")
-            }
-        }
-        return (nil, "vary_mismatch")
+        guard !entries.isEmpty else { return (nil, "not_stored") }
+        let match = entries.first { Self.selects(request, key: key, variant: $0.key) }
+        return match.map { ($0, "") } ?? (nil, "vary_mismatch")
     }
 
     /// The stored variants of a resource that carry an `ETag`, to validate a request that matches none of them
     /// with (RFC 9111 §4.3.1); unreadable ones are left out.
     private func variantsWithETags(_ key: CacheKey) async -> [CachedEntry] {
-        let entries: [CachedEntry]
-        if let shared = access.shared {
-            entries = (try? await shared.storedVariants(forPrimaryKey: key.primary)) ?? []
-        } else {
-            entries = store.variants(forPrimaryKey: key.primary).compactMap { try? store.entry(for: $0) }
-        }
+        let entries = (try? await store.variants(forPrimaryKey: key.primary)) ?? []
         return entries.filter { $0.header("ETag") != nil && !$0.key.varyNames.contains("*") }
     }
 
@@ -278,7 +256,7 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         }
         var removed = 0
         for target in Set(targets.compactMap(CacheKey.normalizedURL)) {
-            removed += await access.removeEntries(forURL: target)
+            removed += await store.removeEntries(forURL: target)
         }
         if removed > 0 {
             state.record(

@@ -183,21 +183,38 @@ public final class DiskStore: ResponseStore {
 
     // MARK: ResponseStore
 
-    /// The keys of every stored variant of one resource for one user.
+    /// Every stored variant of one resource for one user, each read whole, verified and marked as recently used.
+    ///
+    /// - Parameter primaryKey: A ``CacheKey/primary`` value.
+    /// - Returns: The entries; empty when nothing is stored.
+    /// - Throws: ``DiskCachePlugin/Error`` with ``DiskCachePlugin/Error/Code/corruptEntry`` when an entry failed
+    ///   verification (every such entry has been deleted), or ``DiskCachePlugin/Error/Code/io``.
+    public func variants(forPrimaryKey primaryKey: String) throws -> [CachedEntry] {
+        var entries: [CachedEntry] = []
+        var corrupt: DiskCachePlugin.Error?
+        for key in variantKeys(forPrimaryKey: primaryKey) {
+            do throws(DiskCachePlugin.Error) {
+                if let entry = try read(key) { entries.append(entry) }
+            } catch {
+                guard error.code == .corruptEntry else { throw error }
+                corrupt = error
+            }
+        }
+        if let corrupt { throw corrupt }
+        return entries
+    }
+
+    /// The keys of every stored variant of one resource for one user, from the index (no file is read).
     ///
     /// - Parameter primaryKey: A ``CacheKey/primary`` value.
     /// - Returns: The keys; empty when nothing is stored.
-    public func variants(forPrimaryKey primaryKey: String) -> [CacheKey] {
+    public func variantKeys(forPrimaryKey primaryKey: String) -> [CacheKey] {
         state.withLock { state in state.index.ids(primary: primaryKey).compactMap { state.index.nodes[$0]?.key } }
     }
 
-    /// Reads an entry, verifying its checksum, and marks it as recently used.
-    ///
-    /// - Parameter key: The entry's key.
-    /// - Returns: The entry, or `nil` when none is stored (or it was evicted meanwhile).
-    /// - Throws: ``DiskCachePlugin/Error`` with ``DiskCachePlugin/Error/Code/corruptEntry`` (the entry has been deleted) or
-    ///   ``DiskCachePlugin/Error/Code/io``.
-    public func entry(for key: CacheKey) throws -> CachedEntry? {
+    /// Reads an entry, verifying its checksum, and marks it as recently used; `nil` when none is stored (or it was
+    /// evicted meanwhile). A corrupt entry is deleted and throws ``DiskCachePlugin/Error/Code/corruptEntry``.
+    private func read(_ key: CacheKey) throws(DiskCachePlugin.Error) -> CachedEntry? {
         let id = key.identifier
         let generation = state.withLock { state -> UInt64? in
             guard let node = state.index.nodes[id] else { return nil }
@@ -225,11 +242,13 @@ public final class DiskStore: ResponseStore {
     /// ``maximumBytes``. An entry larger than ``maximumBytes`` is not stored; it removes any older entry under its
     /// key.
     ///
-    /// - Parameter entry: The entry.
+    /// - Parameters:
+    ///   - entry: The entry.
+    ///   - retention: Ignored: the store is bounded by size.
     /// - Returns: What was evicted.
     /// - Throws: ``DiskCachePlugin/Error`` (``DiskCachePlugin/Error/Code/io`` or ``DiskCachePlugin/Error/Code/unavailable``).
     @discardableResult
-    public func store(_ entry: CachedEntry) throws -> ResponseStoreUsage {
+    public func store(_ entry: CachedEntry, retention: EntryRetention) throws -> ResponseStoreUsage {
         if let unavailableReason { throw DiskCachePlugin.Error(.unavailable, unavailableReason) }
         let data = EntryCodec.encode(entry)
         guard data.count <= maximumBytes else {

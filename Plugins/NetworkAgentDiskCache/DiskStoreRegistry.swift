@@ -17,6 +17,10 @@ import Darwin
 /// file is reference-counted by the stores using it, and closed (releasing the `flock`) when the last one goes. The
 /// count, not the weak reference, decides when: a store whose last plugin is going may still be deinitialising when
 /// the next plugin opens the directory, and the new store then takes over the open lock instead of finding it held.
+///
+/// Opening a store (rebuilding its index) can take long: about a second for 100,000 entries. It happens outside the
+/// registry's lock, so that plugins on other directories are never held up by it; a plugin on the same directory
+/// waits for that open and gets its store, so that no directory is ever opened twice at once.
 enum DiskStoreRegistry {
     private struct Slot {
         weak var store: DiskStore?
@@ -24,7 +28,18 @@ enum DiskStoreRegistry {
         var users: Int
     }
 
-    private static let slots = Locked<[String: Slot]>([:])
+    private enum Entry {
+        /// A store is being opened, outside the lock; `done` is left when it is open (or failed). `previous` is the
+        /// slot of a store going away whose lock the new one takes over.
+        case opening(done: DispatchGroup, previous: Slot?)
+        case open(Slot)
+    }
+
+    private static let entries = Locked<[String: Entry]>([:])
+
+    /// Called with each directory as its store starts opening, outside the registry's lock. For tests, which hold
+    /// an open up to see what else waits for it.
+    static let willOpen = Locked<(@Sendable (String) -> Void)?>(nil)
 
     /// The store of a directory: the one open in this process, or a new one.
     ///
@@ -43,37 +58,82 @@ enum DiskStoreRegistry {
         durability: DiskStore.Durability
     ) throws(DiskCachePlugin.Error) -> DiskStore {
         let key = directory.standardizedFileURL.resolvingSymlinksInPath().path
-        // Opening happens under the registry's lock, so that two plugins opening one directory at once cannot
-        // both build a store on it.
-        return try slots.withLock { slots throws(DiskCachePlugin.Error) -> DiskStore in
-            if var slot = slots[key] {
-                if let store = slot.store { return store }
-                // The last store is being deinitialised and has not released the lock yet: take it over.
-                let store = DiskStore(
-                    directory: directory,
-                    maximumBytes: maximumBytes,
-                    durability: durability,
-                    lock: .held(descriptor: slot.descriptor, sharedAs: key)
-                )
-                slot.store = store
-                slot.users += 1
-                slots[key] = slot
-                return store
+        enum Step {
+            case found(DiskStore)
+            case wait(DispatchGroup)
+            case open(DispatchGroup, takingOver: Int32?)
+        }
+        while true {
+            let step = entries.withLock { entries -> Step in
+                switch entries[key] {
+                case .opening(let done, _):
+                    return .wait(done)
+                case .open(let slot):
+                    if let store = slot.store { return .found(store) }
+                    // The last store is being deinitialised and has not released the lock yet: take it over.
+                    let done = DispatchGroup()
+                    done.enter()
+                    entries[key] = .opening(done: done, previous: slot)
+                    return .open(done, takingOver: slot.descriptor)
+                case nil:
+                    let done = DispatchGroup()
+                    done.enter()
+                    entries[key] = .opening(done: done, previous: nil)
+                    return .open(done, takingOver: nil)
+                }
             }
-            let lock = try DiskStore.lock(directory)
-            guard case .held(let descriptor, _) = lock else {
+            switch step {
+            case .found(let store):
+                return store
+            case .wait(let done):
+                done.wait()
+            case .open(let done, let descriptor):
+                defer { done.leave() }
+                return try open(directory, key: key, maximumBytes: maximumBytes, durability: durability, descriptor)
+            }
+        }
+    }
+
+    /// Opens the store of a directory marked as opening, outside the lock, and records it.
+    private static func open(
+        _ directory: URL,
+        key: String,
+        maximumBytes: Int,
+        durability: DiskStore.Durability,
+        _ takenOver: Int32?
+    ) throws(DiskCachePlugin.Error) -> DiskStore {
+        willOpen.withLock { $0 }?(key)
+        let descriptor: Int32
+        if let takenOver {
+            descriptor = takenOver
+        } else {
+            let lock: DiskStore.Lock
+            do {
+                lock = try DiskStore.lock(directory)
+            } catch {
+                entries.withLock { $0[key] = nil }
+                throw error
+            }
+            guard case .held(let held, _) = lock else {
                 // Unusable directory: a store of its own, so that a later plugin tries again.
+                entries.withLock { $0[key] = nil }
                 return DiskStore(directory: directory, maximumBytes: maximumBytes, durability: durability, lock: lock)
             }
-            let store = DiskStore(
-                directory: directory,
-                maximumBytes: maximumBytes,
-                durability: durability,
-                lock: .held(descriptor: descriptor, sharedAs: key)
-            )
-            slots[key] = Slot(store: store, descriptor: descriptor, users: 1)
-            return store
+            descriptor = held
         }
+        let store = DiskStore(
+            directory: directory,
+            maximumBytes: maximumBytes,
+            durability: durability,
+            lock: .held(descriptor: descriptor, sharedAs: key)
+        )
+        entries.withLock { entries in
+            // Users of a lock taken over may have gone meanwhile (``release(_:sharedAs:)`` counts them down).
+            var users = 1
+            if case .opening(_, let previous?) = entries[key] { users += previous.users }
+            entries[key] = .open(Slot(store: store, descriptor: descriptor, users: users))
+        }
+        return store
     }
 
     /// Called by a shared store as it goes: closes the lock file when no other store uses it.
@@ -82,14 +142,22 @@ enum DiskStoreRegistry {
     ///   - descriptor: The store's lock file descriptor.
     ///   - key: The key the store was registered under.
     static func release(_ descriptor: Int32, sharedAs key: String) {
-        slots.withLock { slots in
-            guard var slot = slots[key], slot.descriptor == descriptor else { return }
-            slot.users -= 1
-            if slot.users > 0 {
-                slots[key] = slot
-            } else {
-                slots[key] = nil
-                close(descriptor)
+        entries.withLock { entries in
+            switch entries[key] {
+            case .open(var slot) where slot.descriptor == descriptor:
+                slot.users -= 1
+                if slot.users > 0 {
+                    entries[key] = .open(slot)
+                } else {
+                    entries[key] = nil
+                    close(descriptor)
+                }
+            case .opening(let done, var previous?) where previous.descriptor == descriptor:
+                // A new store is taking this lock over: it stays open whatever the count.
+                previous.users -= 1
+                entries[key] = .opening(done: done, previous: previous)
+            default:
+                break
             }
         }
     }

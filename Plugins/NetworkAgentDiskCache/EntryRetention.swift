@@ -1,5 +1,6 @@
 /// How long a stored entry is worth keeping, as the cache's rules see it when the entry is written: what a
-/// ``SharedResponseStore`` needs to let its backend expire the entry (a Redis TTL) instead of bounding it itself.
+/// ``ResponseStore`` in another process needs to let its backend expire the entry (a Redis TTL) instead of bounding
+/// it itself. A store bounded by size (``DiskStore``, ``MemoryStore``) ignores it.
 ///
 /// An entry is useful while it is fresh (``freshFor``), then while it may still answer stale
 /// (``staleFor``: `stale-while-revalidate`, `stale-if-error` or the plugin's offline fallback, whichever is

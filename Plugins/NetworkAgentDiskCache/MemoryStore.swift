@@ -18,33 +18,36 @@ public final class MemoryStore: ResponseStore {
         self.maximumBytes = max(0, maximumBytes)
     }
 
+    /// Every stored variant of one resource for one user, each marked as recently used.
+    ///
+    /// - Parameter primaryKey: A ``CacheKey/primary`` value.
+    /// - Returns: The entries; empty when nothing is stored.
+    public func variants(forPrimaryKey primaryKey: String) -> [CachedEntry] {
+        index.withLock { index in
+            index.ids(primary: primaryKey).compactMap { id in
+                index.touch(id: id)
+                return index.nodes[id]?.value
+            }
+        }
+    }
+
     /// The keys of every stored variant of one resource for one user.
     ///
     /// - Parameter primaryKey: A ``CacheKey/primary`` value.
     /// - Returns: The keys; empty when nothing is stored.
-    public func variants(forPrimaryKey primaryKey: String) -> [CacheKey] {
+    public func variantKeys(forPrimaryKey primaryKey: String) -> [CacheKey] {
         index.withLock { index in index.ids(primary: primaryKey).compactMap { index.nodes[$0]?.key } }
-    }
-
-    /// Returns an entry and marks it as recently used.
-    ///
-    /// - Parameter key: The entry's key.
-    /// - Returns: The entry, or `nil` when none is stored.
-    public func entry(for key: CacheKey) -> CachedEntry? {
-        let id = key.identifier
-        return index.withLock { index in
-            index.touch(id: id)
-            return index.nodes[id]?.value
-        }
     }
 
     /// Stores an entry and evicts least recently used ones beyond ``maximumBytes``. An entry larger than
     /// ``maximumBytes`` is not stored; it removes any older entry under its key.
     ///
-    /// - Parameter entry: The entry.
+    /// - Parameters:
+    ///   - entry: The entry.
+    ///   - retention: Ignored: the store is bounded by size.
     /// - Returns: What was evicted.
     @discardableResult
-    public func store(_ entry: CachedEntry) -> ResponseStoreUsage {
+    public func store(_ entry: CachedEntry, retention: EntryRetention) -> ResponseStoreUsage {
         let bytes = entry.approximateByteCount
         guard bytes <= maximumBytes else {
             remove(entry.key)

@@ -20,6 +20,14 @@ import Darwin
 /// ``RedisCircuit``: later commands fail at once while the threads probe Redis in the background. A failed context is freed off the
 /// thread (hiredis may take long to free what a broken server announced), and replies announcing absurd arrays are
 /// refused before anything is allocated (`CHiredis_boundReplies`).
+///
+/// One synchronisation primitive: the connection's `NSCondition`. It guards the queue and the connection's state,
+/// wakes the thread (which sleeps on it until a command is queued or a probe is due), and decides which of the
+/// thread and a caller's deadline resumes a waiting caller.
+///
+/// Reconnecting does not hold up the commands queued meanwhile: once a connection has loaded the store's scripts,
+/// a new connection sends its setup (`AUTH`, `SELECT`, `SCRIPT LOAD`) in the same write as the queued commands, so
+/// they are answered in the round trip that sets the connection up.
 final class RedisConnection: @unchecked Sendable {
     // @unchecked Sendable: `queue`, `isClosed`, `hasExited` and `exitWaiters` are only touched between
     // `condition.lock()` and `unlock()`; `context`, `scripts`, `scriptsStale`, `probeAt` and `probeDelay` only by
@@ -33,17 +41,23 @@ final class RedisConnection: @unchecked Sendable {
     }
 
     /// A reply delivered once: by the thread, or by the caller's deadline, whichever comes first.
-    private final class PendingReply: Sendable {
-        private let continuation: Locked<CheckedContinuation<Result<RedisReply, RedisStore.Error>, Never>?>
+    private final class PendingReply: @unchecked Sendable {
+        // @unchecked Sendable: `continuation` is only touched between `lock.lock()` and `unlock()`.
+        private let lock: NSCondition
+        private var continuation: CheckedContinuation<Result<RedisReply, RedisStore.Error>, Never>?
 
-        init(_ continuation: CheckedContinuation<Result<RedisReply, RedisStore.Error>, Never>) {
-            self.continuation = Locked(continuation)
+        init(_ continuation: CheckedContinuation<Result<RedisReply, RedisStore.Error>, Never>, lock: NSCondition) {
+            self.continuation = continuation
+            self.lock = lock
         }
 
         /// Resumes the caller unless it was resumed already; `true` when this call did.
         @discardableResult
         func resume(_ result: Result<RedisReply, RedisStore.Error>) -> Bool {
-            guard let continuation = continuation.withLock({ $0.take() }) else { return false }
+            lock.lock()
+            let continuation = self.continuation.take()
+            lock.unlock()
+            guard let continuation else { return false }
             continuation.resume(returning: result)
             return true
         }
@@ -113,35 +127,13 @@ final class RedisConnection: @unchecked Sendable {
         let timeout = configuration.commandTimeout
         let circuit = self.circuit
         return await withCheckedContinuation { continuation in
-            let pending = PendingReply(continuation)
+            let pending = PendingReply(continuation, lock: condition)
             send(arguments, script: script) { pending.resume($0) }
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) {
                 let failure = Self.deadlineError(timeout)
                 if pending.resume(.failure(failure)) { circuit.open(failure) }
             }
         }
-    }
-
-    /// Sends a command and blocks the calling thread until its reply or the command timeout. Never call it from
-    /// the cooperative pool.
-    func blockingCommand(_ arguments: [Data], script: RedisScript? = nil) -> Result<RedisReply, RedisStore.Error> {
-        let done = DispatchSemaphore(value: 0)
-        let result = Locked<Result<RedisReply, RedisStore.Error>?>(nil)
-        send(arguments, script: script) { reply in
-            result.withLock { if $0 == nil { $0 = reply } }
-            done.signal()
-        }
-        let timeout = configuration.commandTimeout
-        if done.wait(timeout: .now() + timeout.timeInterval) == .timedOut {
-            let failure = Self.deadlineError(timeout)
-            let timedOut = result.withLock { current -> Bool in
-                guard current == nil else { return false }
-                current = .failure(failure)
-                return true
-            }
-            if timedOut { circuit.open(failure) }
-        }
-        return result.withLock { $0 } ?? .failure(Self.deadlineError(timeout))
     }
 
     /// Stops the thread after the commands it is running, which finish; queued and later commands fail with
@@ -230,8 +222,27 @@ final class RedisConnection: @unchecked Sendable {
     }
 
     private func execute(_ batch: [Command]) {
-        guard let context = connectIfNeeded() else {
+        // A connection that knows the scripts' SHAs (from its first connection) sends the setup of a new one in
+        // the same write as the batch: a reconnection costs the batch no round trip of its own.
+        var setup: [[Data]] = []
+        if context == nil {
+            let known = !scripts.isEmpty
+            switch known ? open() : connect() {
+            case .success(let context):
+                self.context = context
+                if known { setup = setupCommands() }
+            case .failure(let failure):
+                fail(failure)
+            }
+        }
+        guard let context else {
             for command in batch { command.completion(.failure(circuit.failure ?? Self.closedError)) }
+            return
+        }
+        for command in setup where !Self.append(command, to: context) {
+            let failure = RedisStore.Error(.connectionFailed, Self.errorText(context))
+            fail(failure)
+            for command in batch { command.completion(.failure(failure)) }
             return
         }
         var appended = 0
@@ -242,6 +253,13 @@ final class RedisConnection: @unchecked Sendable {
             }
             guard Self.append(arguments, to: context) else { break }
             appended += 1
+        }
+        // A refused setup fails the batch, which Redis then refused too (no AUTH) or ran in database 0 (a SELECT of
+        // a database the server no longer has: the first connection checked it).
+        if !setup.isEmpty, let failure = checkSetupReplies(context, count: setup.count) {
+            fail(failure)
+            for command in batch { command.completion(.failure(failure)) }
+            return
         }
         for (index, command) in batch.enumerated() {
             guard index < appended, let reply = CHiredis_nextReply(context) else {
@@ -258,17 +276,46 @@ final class RedisConnection: @unchecked Sendable {
         if scriptsStale { teardown() }
     }
 
-    /// The live context, or a new one; `nil` (with the circuit open) when connecting failed.
-    private func connectIfNeeded() -> UnsafeMutablePointer<redisContext>? {
-        if let context { return context }
-        switch connect() {
-        case .success(let context):
-            self.context = context
-            return context
+    /// Reads the replies to the setup commands sent ahead of a batch; a failure when Redis refused one or loaded a
+    /// script under another SHA than this connection uses.
+    private func checkSetupReplies(_ context: UnsafeMutablePointer<redisContext>, count: Int) -> RedisStore.Error? {
+        switch Self.readSetupReplies(context, count: count) {
         case .failure(let failure):
-            fail(failure)
+            return failure
+        case .success(let shas) where shas != scripts:
+            return RedisStore.Error(.connectionFailed, "the server loaded the store's scripts under other SHAs")
+        case .success:
+            scriptsStale = false
             return nil
         }
+    }
+
+    /// Reads the replies to `count` setup commands: the SHAs of the scripts loaded, or why the setup failed.
+    private static func readSetupReplies(
+        _ context: UnsafeMutablePointer<redisContext>,
+        count: Int
+    ) -> Result<[String], RedisStore.Error> {
+        var shas: [String] = []
+        for _ in 0..<count {
+            guard let reply = CHiredis_nextReply(context) else {
+                return .failure(RedisStore.Error(.connectionFailed, errorText(context)))
+            }
+            let value = RedisReply(reply)
+            freeReplyObject(reply)
+            switch value {
+            case .error(let message):
+                // Never the command itself: AUTH's arguments hold the password.
+                return .failure(RedisStore.Error(.connectionFailed, "connection setup refused: \(message)"))
+            case .string(let sha):
+                shas.append(String(decoding: sha, as: UTF8.self))
+            default:
+                break
+            }
+        }
+        guard shas.count == RedisScript.allCases.count else {
+            return .failure(RedisStore.Error(.connectionFailed, "the server did not load the store's scripts"))
+        }
+        return .success(shas)
     }
 
     /// Drops the context and opens the circuit; the first probe comes after
@@ -306,8 +353,8 @@ final class RedisConnection: @unchecked Sendable {
         probeDelay = min(probeDelay * 2, max(configuration.reconnectDelay, configuration.maximumReconnectDelay))
     }
 
-    /// Opens a connection, bounds its replies, authenticates, selects the database and loads the scripts.
-    private func connect() -> Result<UnsafeMutablePointer<redisContext>, RedisStore.Error> {
+    /// Opens a connection and bounds its replies, without setting it up.
+    private func open() -> Result<UnsafeMutablePointer<redisContext>, RedisStore.Error> {
         guard
             let context = redisConnectWithTimeout(
                 endpoint.host,
@@ -326,6 +373,11 @@ final class RedisConnection: @unchecked Sendable {
         }
         guard CHiredis_boundReplies(context) == REDIS_OK else { return failed("cannot bound hiredis's replies") }
         redisSetTimeout(context, Self.makeTimeval(configuration.commandTimeout))
+        return .success(context)
+    }
+
+    /// What sets a new connection up: `AUTH`, `SELECT` where needed, and a `SCRIPT LOAD` of every script.
+    private func setupCommands() -> [[Data]] {
         var setup: [[Data]] = []
         if let password = endpoint.password {
             setup.append([Data("AUTH".utf8)] + [endpoint.user, password].compactMap { $0.map { Data($0.utf8) } })
@@ -334,29 +386,31 @@ final class RedisConnection: @unchecked Sendable {
         for script in RedisScript.allCases {
             setup.append([Data("SCRIPT".utf8), Data("LOAD".utf8), Data(script.source.utf8)])
         }
-        var shas: [String] = []
-        for command in setup {
-            guard Self.append(command, to: context), let reply = CHiredis_nextReply(context) else {
-                return failed(Self.errorText(context))
-            }
-            let value = RedisReply(reply)
-            freeReplyObject(reply)
-            switch value {
-            case .error(let message):
-                // Never the command itself: AUTH's arguments hold the password.
-                return failed("connection setup refused: \(message)")
-            case .string(let sha):
-                shas.append(String(decoding: sha, as: UTF8.self))
-            default:
-                break
-            }
+        return setup
+    }
+
+    /// Opens a connection and sets it up, waiting for the replies (one round trip: the setup is pipelined), and
+    /// learns the scripts' SHAs.
+    private func connect() -> Result<UnsafeMutablePointer<redisContext>, RedisStore.Error> {
+        let context: UnsafeMutablePointer<redisContext>
+        switch open() {
+        case .success(let opened): context = opened
+        case .failure(let failure): return .failure(failure)
         }
-        guard shas.count == RedisScript.allCases.count else {
-            return failed("the server did not load the store's scripts")
+        let setup = setupCommands()
+        let result: Result<[String], RedisStore.Error> =
+            setup.allSatisfy({ Self.append($0, to: context) })
+            ? Self.readSetupReplies(context, count: setup.count)
+            : .failure(RedisStore.Error(.connectionFailed, Self.errorText(context)))
+        switch result {
+        case .success(let shas):
+            scripts = shas
+            scriptsStale = false
+            return .success(context)
+        case .failure(let failure):
+            Self.free(context)
+            return .failure(failure)
         }
-        scripts = shas
-        scriptsStale = false
-        return .success(context)
     }
 
     /// Drops the context; it is freed on another thread, off the command path.

@@ -3,7 +3,7 @@ import Foundation
 import NetworkAgent
 import NetworkAgentDiskCache
 
-/// A ``/NetworkAgentDiskCache/SharedResponseStore`` in Redis: one HTTP cache for every replica of a service, with
+/// A ``/NetworkAgentDiskCache/ResponseStore`` in Redis: one HTTP cache for every replica of a service, with
 /// the disk cache's rules (``/NetworkAgentDiskCache/DiskCachePlugin``) in front of it.
 ///
 /// ```swift
@@ -36,13 +36,12 @@ import NetworkAgentDiskCache
 ///   store down, so that later calls fail at once while its threads probe Redis in the background. Replies
 ///   announcing absurd arrays are refused, and keys of the wrong type are deleted or overwritten.
 /// - **Threads**: each connection has its own thread running hiredis's blocking calls and pipelining the commands
-///   queued meanwhile; the plugin's calls suspend and never block Swift's cooperative pool. The synchronous
-///   ``/NetworkAgentDiskCache/ResponseStore`` methods block their caller: they are for scripts and tests.
+///   queued meanwhile; every call suspends and never blocks Swift's cooperative pool.
 ///
 /// Call ``shutdown()`` when done with a store: it closes the connections and stops their threads.
 ///
 /// TLS (`rediss://`) is not available: hiredis 0.14, as Debian ships it, has none (see ``Error/Code/tlsUnsupported``).
-public final class RedisStore: SharedResponseStore {
+public final class RedisStore: ResponseStore {
     /// How the store reaches Redis and what it keeps there.
     public let configuration: Configuration
     private let connections: [RedisConnection]
@@ -115,7 +114,7 @@ public final class RedisStore: SharedResponseStore {
     /// The store's connections, for tests that watch their threads outlive the store.
     var connectionThreads: [RedisConnection] { connections }
 
-    // MARK: SharedResponseStore
+    // MARK: ResponseStore
 
     /// Every stored variant of one resource for one user, read in one round trip.
     ///
@@ -124,9 +123,18 @@ public final class RedisStore: SharedResponseStore {
     /// - Throws: `DiskCachePlugin.Error` (``/NetworkAgentDiskCache/DiskCachePlugin/Error/Code/unavailable`` or
     ///   ``/NetworkAgentDiskCache/DiskCachePlugin/Error/Code/io``) when Redis could not answer; ``Error`` with
     ///   ``Error/Code/shutDown`` after ``shutdown()``.
-    public func storedVariants(forPrimaryKey primaryKey: String) async throws -> [CachedEntry] {
+    public func variants(forPrimaryKey primaryKey: String) async throws -> [CachedEntry] {
         let reply = await connection().command(readArguments(primaryKey), script: .read)
         return try decodeVariants(reply, primaryKey: primaryKey)
+    }
+
+    /// The keys of every stored variant of one resource for one user: the entries read in one round trip, as
+    /// ``variants(forPrimaryKey:)`` reads them (the keys are inside the entries).
+    ///
+    /// - Parameter primaryKey: A `CacheKey.primary` value.
+    /// - Returns: The keys; empty when nothing is stored or Redis could not answer.
+    public func variantKeys(forPrimaryKey primaryKey: String) async -> [CacheKey] {
+        ((try? await variants(forPrimaryKey: primaryKey)) ?? []).map(\.key)
     }
 
     /// Stores an entry with a TTL of its usable life, plus ``Configuration/validatorKeepPeriod`` when it has a
@@ -142,7 +150,7 @@ public final class RedisStore: SharedResponseStore {
     @discardableResult
     public func store(_ entry: CachedEntry, retention: EntryRetention) async throws -> ResponseStoreUsage {
         guard let arguments = writeArguments(entry, retention: retention) else {
-            await removeEntry(entry.key)
+            await remove(entry.key)
             return ResponseStoreUsage()
         }
         try Self.check(await connection().command(arguments, script: .write))
@@ -152,7 +160,7 @@ public final class RedisStore: SharedResponseStore {
     /// Removes one entry, if it is stored; a failure is ignored (the entry expires by itself).
     ///
     /// - Parameter key: The entry's key.
-    public func removeEntry(_ key: CacheKey) async {
+    public func remove(_ key: CacheKey) async {
         _ = await connection().command(removeArguments(key), script: .remove)
     }
 
@@ -161,7 +169,7 @@ public final class RedisStore: SharedResponseStore {
     /// - Parameter url: A normalised URL, as in `CacheKey.url`.
     /// - Returns: The number of entries removed; zero when Redis could not be asked.
     @discardableResult
-    public func removeEntries(matchingURL url: String) async -> Int {
+    public func removeEntries(forURL url: String) async -> Int {
         let reply = await connection().command(removeURLArguments(url), script: .removeURL)
         if case .success(.integer(let count)) = reply { return count }
         return 0
@@ -248,71 +256,12 @@ public final class RedisStore: SharedResponseStore {
     /// See ``Configuration/revalidationWaitLimit``.
     public var revalidationWaitLimit: Duration { configuration.revalidationWaitLimit }
 
-    // MARK: ResponseStore (blocking)
-
-    /// The keys of every stored variant of one resource for one user. Blocks the calling thread.
-    ///
-    /// - Parameter primaryKey: A `CacheKey.primary` value.
-    /// - Returns: The keys; empty when nothing is stored or Redis could not answer.
-    public func variants(forPrimaryKey primaryKey: String) -> [CacheKey] {
-        let reply = connection().blockingCommand(readArguments(primaryKey), script: .read)
-        return ((try? decodeVariants(reply, primaryKey: primaryKey)) ?? []).map(\.key)
-    }
-
-    /// Reads an entry. Blocks the calling thread.
-    ///
-    /// - Parameter key: The entry's key.
-    /// - Returns: The entry, or `nil` when none is stored (or it was corrupt, and has been deleted).
-    /// - Throws: `DiskCachePlugin.Error` when Redis could not answer; ``Error`` with ``Error/Code/shutDown`` after
-    ///   ``shutdown()``.
-    public func entry(for key: CacheKey) throws -> CachedEntry? {
-        let reply = connection().blockingCommand(readArguments(key.primary), script: .read)
-        return try decodeVariants(reply, primaryKey: key.primary).first { $0.key == key }
-    }
-
-    /// Stores an entry without knowing its HTTP lifetime: it is kept for ``Configuration/validatorKeepPeriod``, at
-    /// least a minute. The cache plugin never calls this; it stores through ``store(_:retention:)``. Blocks the
-    /// calling thread.
-    ///
-    /// - Parameter entry: The entry.
-    /// - Returns: An empty usage.
-    /// - Throws: `DiskCachePlugin.Error` when Redis did not store it; ``Error`` with ``Error/Code/shutDown`` after
-    ///   ``shutdown()``.
-    @discardableResult
-    public func store(_ entry: CachedEntry) throws -> ResponseStoreUsage {
-        let keep = max(.seconds(60), configuration.validatorKeepPeriod)
-        let retention = EntryRetention(freshFor: keep, staleFor: .zero, hasValidator: false)
-        guard let arguments = writeArguments(entry, retention: retention) else {
-            remove(entry.key)
-            return ResponseStoreUsage()
-        }
-        try Self.check(connection().blockingCommand(arguments, script: .write))
-        return ResponseStoreUsage()
-    }
-
-    /// Removes one entry. Blocks the calling thread.
-    ///
-    /// - Parameter key: The entry's key.
-    public func remove(_ key: CacheKey) {
-        _ = connection().blockingCommand(removeArguments(key), script: .remove)
-    }
-
-    /// Removes every entry for a URL. Blocks the calling thread.
-    ///
-    /// - Parameter url: A normalised URL.
-    /// - Returns: The number of entries removed.
-    @discardableResult
-    public func removeEntries(forURL url: String) -> Int {
-        let reply = connection().blockingCommand(removeURLArguments(url), script: .removeURL)
-        if case .success(.integer(let count)) = reply { return count }
-        return 0
-    }
-
-    /// Removes every key under ``Configuration/keyPrefix`` (a `SCAN` and `UNLINK` pass). Blocks the calling thread.
-    public func removeAll() {
+    /// Removes every key under ``Configuration/keyPrefix`` (a `SCAN` and `UNLINK` pass, each command bounded by
+    /// ``Configuration/commandTimeout``); stops at the first command Redis does not answer.
+    public func removeAll() async {
         var cursor = "0"
         repeat {
-            let reply = connection().blockingCommand([
+            let reply = await connection().command([
                 Data("SCAN".utf8), Data(cursor.utf8), Data("MATCH".utf8),
                 Data((Self.globEscaped(configuration.keyPrefix) + ":*").utf8), Data("COUNT".utf8), Data("500".utf8),
             ])
@@ -320,7 +269,7 @@ public final class RedisStore: SharedResponseStore {
                 case .array(let keys) = parts[1]
             else { return }
             let names = keys.compactMap { key -> Data? in if case .string(let name) = key { name } else { nil } }
-            if !names.isEmpty { _ = connection().blockingCommand([Data("UNLINK".utf8)] + names) }
+            if !names.isEmpty { _ = await connection().command([Data("UNLINK".utf8)] + names) }
             cursor = String(decoding: next, as: UTF8.self)
         } while cursor != "0"
     }

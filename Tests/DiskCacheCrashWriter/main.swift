@@ -27,6 +27,7 @@ do {
 FileHandle.standardOutput.write(Data("ready\n".utf8))
 
 var seed = firstSeed
+let retention = EntryRetention(freshFor: .seconds(3_600), staleFor: .zero, hasValidator: false)
 while true {
     let url = "http://crash.test/item/\(seed % slots)"
     let length = (seed &* 7_919) % 16_384
@@ -41,7 +42,7 @@ while true {
         responseDate: Date()
     )
     do {
-        try store.store(entry)
+        try store.store(entry, retention: retention)
     } catch {
         FileHandle.standardError.write(Data("write failed: \(error)\n".utf8))
         exit(1)

@@ -121,7 +121,7 @@ import FoundationNetworking
             var found = 0
             for slot in 0..<Self.slots {
                 do {
-                    guard let entry = try store.entry(for: Self.key(slot: slot)) else { continue }
+                    guard let entry = try await store.entry(for: Self.key(slot: slot)) else { continue }
                     #expect(Self.isWhole(entry, slot: slot), "slot \(slot), \(context)")
                     found += 1
                 } catch let error as DiskCachePlugin.Error {
@@ -133,8 +133,8 @@ import FoundationNetworking
             servedEntries += found
             // And it keeps working: a new entry is stored and read back.
             let probe = EntryFactory.entry("/after-crash-\(round)")
-            try store.store(probe)
-            #expect(try store.entry(for: probe.key) == probe, context)
+            try await store.store(probe)
+            #expect(try await store.entry(for: probe.key) == probe, context)
             store.remove(probe.key)
         }
         #expect(servedEntries > 0, "\(replay)")

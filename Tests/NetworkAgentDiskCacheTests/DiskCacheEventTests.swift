@@ -87,7 +87,7 @@ import FoundationNetworking
         #expect(try await cache.send().header(header) == "miss")
         let url = cache.server.baseURL.appending(path: "resource")
         let key = try #require(CacheKey(request: URLRequest(url: url)))
-        let stored = try #require(store.entry(for: key))
+        let stored = try #require(try await store.entry(for: key))
         #expect(stored.body == Data("x".utf8))
         #expect(stored.header("Cache-Control") == "max-age=10")
         #expect(stored.header(header) == nil, "stored headers: \(stored.headers)")

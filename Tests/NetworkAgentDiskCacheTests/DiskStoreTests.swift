@@ -7,33 +7,33 @@ import Testing
 
 /// The disk store: persistence, the rebuilt index, LRU by bytes, the lock, and damage found at start.
 @Suite struct DiskStoreTests {
-    @Test func entriesSurviveReopening() throws {
+    @Test func entriesSurviveReopening() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let entry = EntryFactory.entry("/persist", headers: ["ETag": "\"p\""])
         do {
             let store = try DiskStore(directory: directory.url)
-            try store.store(entry)
+            try await store.store(entry)
         }
         let reopened = try DiskStore(directory: directory.url)
         #expect(reopened.usage.entryCount == 1)
-        #expect(try reopened.entry(for: entry.key) == entry)
-        #expect(reopened.variants(forPrimaryKey: entry.key.primary) == [entry.key])
+        #expect(try await reopened.entry(for: entry.key) == entry)
+        #expect(reopened.variantKeys(forPrimaryKey: entry.key.primary) == [entry.key])
         #expect(reopened.corruptEntriesDroppedAtOpen == 0)
     }
 
-    @Test func theLeastRecentlyUsedEntriesAreEvictedByBytes() throws {
+    @Test func theLeastRecentlyUsedEntriesAreEvictedByBytes() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let body = Data(repeating: 1, count: 1_000)
         let size = EntryCodec.encode(EntryFactory.entry("/a", body: body)).count
         let store = try DiskStore(directory: directory.url, maximumBytes: size * 3)
-        for path in ["/a", "/b", "/c"] { try store.store(EntryFactory.entry(path, body: body)) }
-        _ = try store.entry(for: EntryFactory.key("/a"))  // /b is now the least recently used
-        let evicted = try store.store(EntryFactory.entry("/d", body: body))
+        for path in ["/a", "/b", "/c"] { try await store.store(EntryFactory.entry(path, body: body)) }
+        _ = try await store.entry(for: EntryFactory.key("/a"))  // /b is now the least recently used
+        let evicted = try await store.store(EntryFactory.entry("/d", body: body))
         #expect(evicted == ResponseStoreUsage(entryCount: 1, totalBytes: size))
-        #expect(try store.entry(for: EntryFactory.key("/b")) == nil)
-        for path in ["/a", "/c", "/d"] { #expect(try store.entry(for: EntryFactory.key(path)) != nil) }
+        #expect(try await store.entry(for: EntryFactory.key("/b")) == nil)
+        for path in ["/a", "/c", "/d"] { #expect(try await store.entry(for: EntryFactory.key(path)) != nil) }
         #expect(store.usage == ResponseStoreUsage(entryCount: 3, totalBytes: size * 3))
         let files = try FileManager.default.contentsOfDirectory(
             atPath: directory.url.appendingPathComponent("entries").path
@@ -41,25 +41,25 @@ import Testing
         #expect(files.count == 3)
     }
 
-    @Test func anEntryLargerThanTheBoundIsNotStoredAndRemovesTheOlderOne() throws {
+    @Test func anEntryLargerThanTheBoundIsNotStoredAndRemovesTheOlderOne() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try DiskStore(directory: directory.url, maximumBytes: 1_000)
-        try store.store(EntryFactory.entry("/small"))
-        try store.store(EntryFactory.entry("/big"))
+        try await store.store(EntryFactory.entry("/small"))
+        try await store.store(EntryFactory.entry("/big"))
         #expect(store.usage.entryCount == 2)
-        #expect(try store.store(EntryFactory.entry("/big", body: Data(count: 2_000))) == ResponseStoreUsage())
-        #expect(try store.entry(for: EntryFactory.key("/big")) == nil)
+        #expect(try await store.store(EntryFactory.entry("/big", body: Data(count: 2_000))) == ResponseStoreUsage())
+        #expect(try await store.entry(for: EntryFactory.key("/big")) == nil)
         #expect(store.usage.entryCount == 1)
     }
 
-    @Test func theRebuiltIndexKeepsTheOrderOfUse() throws {
+    @Test func theRebuiltIndexKeepsTheOrderOfUse() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let paths = ["/first", "/second", "/third"]
         do {
             let store = try DiskStore(directory: directory.url)
-            for path in paths { try store.store(EntryFactory.entry(path)) }
+            for path in paths { try await store.store(EntryFactory.entry(path)) }
         }
         // File times stand for the last use; make them distinct whatever the file system's timestamp granularity.
         let entries = directory.url.appendingPathComponent("entries")
@@ -76,17 +76,17 @@ import Testing
         )
     }
 
-    @Test func readsRecordTheirUseInTheFileTime() throws {
+    @Test func readsRecordTheirUseInTheFileTime() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try DiskStore(directory: directory.url)
-        try store.store(EntryFactory.entry("/used"))
+        try await store.store(EntryFactory.entry("/used"))
         let file = directory.url.appendingPathComponent("entries").appendingPathComponent(
             EntryFactory.key("/used").identifier
         )
         let old = Date(timeIntervalSince1970: 1_000_000)
         try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: file.path)
-        _ = try store.entry(for: EntryFactory.key("/used"))
+        _ = try await store.entry(for: EntryFactory.key("/used"))
         let modified = try #require(
             try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date
         )
@@ -98,7 +98,9 @@ import Testing
         defer { directory.remove() }
         do {
             let store = try DiskStore(directory: directory.url)
-            for path in ["/good", "/truncated", "/flipped", "/moved"] { try store.store(EntryFactory.entry(path)) }
+            for path in ["/good", "/truncated", "/flipped", "/moved"] {
+                try await store.store(EntryFactory.entry(path))
+            }
         }
         let entries = directory.url.appendingPathComponent("entries")
         func file(_ path: String) -> URL { entries.appendingPathComponent(EntryFactory.key(path).identifier) }
@@ -119,7 +121,7 @@ import Testing
         #expect(reopened.corruptEntriesDroppedAtOpen == 4)
         #expect(events.names(from: DiskCachePlugin.eventSource).filter { $0 == "error" }.count == 4)
         #expect(reopened.usage.entryCount == 1)
-        #expect(try reopened.entry(for: EntryFactory.key("/good")) != nil)
+        #expect(try await reopened.entry(for: EntryFactory.key("/good")) != nil)
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: entries.path) == [EntryFactory.key("/good").identifier]
         )
@@ -129,24 +131,24 @@ import Testing
         )
     }
 
-    @Test func aBodyDamagedAfterStartIsCaughtOnReadAndDeleted() throws {
+    @Test func aBodyDamagedAfterStartIsCaughtOnReadAndDeleted() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try DiskStore(directory: directory.url)
         let entry = EntryFactory.entry("/body", body: Data("payload".utf8))
-        try store.store(entry)
+        try await store.store(entry)
         let file = directory.url.appendingPathComponent("entries").appendingPathComponent(entry.key.identifier)
         var bytes = try Data(contentsOf: file)
         bytes[bytes.count - 6] ^= 0x01
         try bytes.write(to: file)
-        let error = #expect(throws: DiskCachePlugin.Error.self) { try store.entry(for: entry.key) }
+        let error = await #expect(throws: DiskCachePlugin.Error.self) { try await store.entry(for: entry.key) }
         #expect(error?.code == .corruptEntry)
         #expect(!FileManager.default.fileExists(atPath: file.path))
-        #expect(try store.entry(for: entry.key) == nil)
+        #expect(try await store.entry(for: entry.key) == nil)
         #expect(store.usage.entryCount == 0)
     }
 
-    @Test func theLockIsReleasedWithTheStore() throws {
+    @Test func theLockIsReleasedWithTheStore() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         var first: DiskStore? = try DiskStore(directory: directory.url)
@@ -157,21 +159,21 @@ import Testing
         #expect(second.unavailableReason == nil)
     }
 
-    @Test func removalsByKeyURLAndAll() throws {
+    @Test func removalsByKeyURLAndAll() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try DiskStore(directory: directory.url)
         let get = EntryFactory.entry("/x")
         var head = EntryFactory.entry("/x")
         head.key = EntryFactory.key("/x", method: "HEAD")
-        try store.store(get)
-        try store.store(head)
-        try store.store(EntryFactory.entry("/y"))
+        try await store.store(get)
+        try await store.store(head)
+        try await store.store(EntryFactory.entry("/y"))
         #expect(store.removeEntries(forURL: "http://store.test/x") == 2)
         #expect(store.usage.entryCount == 1)
         store.remove(EntryFactory.key("/y"))
         #expect(store.usage.entryCount == 0)
-        try store.store(EntryFactory.entry("/z"))
+        try await store.store(EntryFactory.entry("/z"))
         store.removeAll()
         #expect(store.usage == ResponseStoreUsage())
         #expect(
@@ -189,10 +191,10 @@ import Testing
                 group.addTask {
                     for round in 0..<50 {
                         let path = "/item/\((worker * 7 + round) % 20)"
-                        try store.store(
+                        try await store.store(
                             EntryFactory.entry(path, body: Data(repeating: UInt8(round), count: 500 + round * 10))
                         )
-                        if let entry = try store.entry(for: EntryFactory.key(path)) {
+                        if let entry = try await store.entry(for: EntryFactory.key(path)) {
                             #expect(entry.body.allSatisfy { $0 == entry.body.first })
                         }
                     }
@@ -219,12 +221,12 @@ import Testing
     @Test func itIsBoundedAndLeastRecentlyUsedFirst() {
         let store = MemoryStore(maximumBytes: 1_000)
         let body = Data(repeating: 0, count: 200)
-        for path in ["/a", "/b"] { store.store(EntryFactory.entry(path, body: body)) }
-        _ = store.entry(for: EntryFactory.key("/a"))
-        let evicted = store.store(EntryFactory.entry("/c", body: body))
+        for path in ["/a", "/b"] { store.store(EntryFactory.entry(path, body: body), retention: .anHour) }
+        _ = store.variants(forPrimaryKey: EntryFactory.key("/a").primary)
+        let evicted = store.store(EntryFactory.entry("/c", body: body), retention: .anHour)
         #expect(evicted.entryCount == 1)
-        #expect(store.entry(for: EntryFactory.key("/b")) == nil)
-        #expect(store.entry(for: EntryFactory.key("/a")) != nil)
+        #expect(store.variants(forPrimaryKey: EntryFactory.key("/b").primary).isEmpty)
+        #expect(store.variantKeys(forPrimaryKey: EntryFactory.key("/a").primary) == [EntryFactory.key("/a")])
         #expect(store.removeEntries(forURL: "http://store.test/a") == 1)
         store.removeAll()
         #expect(store.usage == ResponseStoreUsage())

@@ -32,7 +32,7 @@ struct RedisClaimTests {
 
     /// A harness on `store` whose origin answers a conditional request with a 304, and its stale entry's key.
     private static func staleEntry(on store: RedisStore) async throws -> (CacheHarness, CacheKey) {
-        let cache = try CacheHarness(store: store) { request, now in
+        let cache = try CacheHarness(store: store, cleanUp: store.cleanUp) { request, now in
             request.header("If-None-Match") == "\"1\""
                 ? ServerResponse(status: 304, headers: [("Date", httpDate(now)), ("Cache-Control", "max-age=60")])
                 : .cached("body", at: now, [("Cache-Control", "max-age=60"), ("ETag", "\"1\"")])
@@ -63,6 +63,7 @@ struct RedisClaimTests {
         #expect(answer.status == .revalidated && answer.body == "body")
         // Before: the claim lived its 10 s and this request waited revalidationWaitLimit (2 s).
         #expect(elapsed < .seconds(1), "a request waited \(elapsed) on a claim whose release failed")
+        await holder.shutdown()
     }
 
     @Test func aClaimWhoseHolderIsGoneHoldsOthersAtMostOneCommandTimeout() async throws {
@@ -70,9 +71,11 @@ struct RedisClaimTests {
         let prefix = RedisTestServer.uniquePrefix()
         let (cache, key) = try await Self.staleEntry(on: try Self.store(redis, prefix: prefix))
         do {
-            // A holder that claims and disappears without releasing (a crash, a store dropped mid-revalidation).
+            // A holder that claims and disappears without releasing (a crash, a store dropped mid-revalidation):
+            // shutting it down stops the renewal of its claim and leaves the claim in Redis.
             let holder = try Self.store(redis, prefix: prefix)
             #expect(await holder.claimRevalidation(of: key))
+            await holder.shutdown()
         }
         let (answer, elapsed) = try await timed { try await cache.send() }
         #expect(answer.status == .revalidated && answer.body == "body")
@@ -92,5 +95,7 @@ struct RedisClaimTests {
         await holder.releaseRevalidation(of: key)
         #expect(await other.claimRevalidation(of: key))
         await other.releaseRevalidation(of: key)
+        await holder.shutdown()
+        await other.shutdown()
     }
 }

@@ -22,7 +22,7 @@ struct RedisEvictionTests {
         )
         let store = try RedisStore(url: try #require(redis.url))
         let body = String(repeating: "x", count: 32 << 10)
-        let cache = try CacheHarness(store: store) { request, now in
+        let cache = try CacheHarness(store: store, cleanUp: store.cleanUp) { request, now in
             .cached("\(request.path) \(body)", at: now, [("Cache-Control", "max-age=600")])
         }
         // 10 MiB of entries through a 3 MiB Redis.

@@ -128,3 +128,132 @@ final class FixedReplyServer: Sendable {
         }
     }
 }
+
+/// A loopback TCP proxy to a Redis that holds every chunk of the server's answers for `delay` before passing it on:
+/// a Redis one round trip of `delay` away, so that the round trips a client makes can be counted by the clock.
+final class DelayingProxy: Sendable {
+    let port: Int
+    private let listener: Int32
+    private let state = Locked((stopped: false, sockets: [Int32]()))
+
+    init(to upstreamPort: Int, delay: Duration) throws {
+        let listener = try Self.makeListener()
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        self.listener = listener
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let state = self.state
+        Thread {
+            while true {
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else { return }
+                let upstream = Self.dial(upstreamPort)
+                let keep = state.withLock { current -> Bool in
+                    guard !current.stopped, upstream >= 0 else { return false }
+                    current.sockets += [client, upstream]
+                    return true
+                }
+                guard keep else {
+                    close(client)
+                    if upstream >= 0 { close(upstream) }
+                    continue
+                }
+                Thread.detachNewThread { Self.pump(from: client, to: upstream, delay: .zero) }
+                Thread.detachNewThread { Self.pump(from: upstream, to: client, delay: delay) }
+            }
+        }
+        .start()
+    }
+
+    deinit {
+        stop()
+        close(listener)
+    }
+
+    /// Stops accepting and closes every connection.
+    func stop() {
+        let sockets = state.withLock { current -> [Int32] in
+            guard !current.stopped else { return [] }
+            current.stopped = true
+            defer { current.sockets = [] }
+            return current.sockets
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
+    }
+
+    private static func pump(from source: Int32, to destination: Int32, delay: Duration) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            var received = read(source, &buffer, buffer.count)
+            guard received > 0 else { break }
+            if delay > .zero {
+                Thread.sleep(forTimeInterval: delay / .seconds(1))
+                // What arrived meanwhile goes with this chunk: a delay per round trip, not per chunk.
+                while received < buffer.count {
+                    let more = buffer[received...].withUnsafeMutableBytes {
+                        recv(source, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+                    }
+                    guard more > 0 else { break }
+                    received += more
+                }
+            }
+            var sent = 0
+            while sent < received {
+                let written = buffer[sent..<received].withUnsafeBytes { write(destination, $0.baseAddress, $0.count) }
+                guard written > 0 else { return }
+                sent += written
+            }
+        }
+        shutdown(destination, Int32(SHUT_WR))
+    }
+
+    private static func makeListener() throws -> Int32 {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        try #require(descriptor >= 0, "socket: errno \(errno)")
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 && listen(descriptor, 16) == 0
+            }
+        }
+        guard bound else {
+            close(descriptor)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "bind: errno \(errno)"])
+        }
+        return descriptor
+    }
+
+    private static func dial(_ port: Int) -> Int32 {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { return -1 }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else {
+            close(descriptor)
+            return -1
+        }
+        return descriptor
+    }
+}

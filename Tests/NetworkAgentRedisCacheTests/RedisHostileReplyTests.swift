@@ -33,7 +33,8 @@ import FoundationNetworking
         let hostile = try FixedReplyServer(reply: reply)
         defer { hostile.stop() }
         let store = try Self.store(port: hostile.port)
-        let cache = try CacheHarness(store: store) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")])
+        let cache = try CacheHarness(store: store, cleanUp: store.shutdown) { _, now in
+            .cached("v", at: now, [("Cache-Control", "max-age=60")])
         }
         var slowest = Duration.zero
         for _ in 0..<3 {
@@ -55,5 +56,6 @@ import FoundationNetworking
             #expect(reply == nil)
             #expect(elapsed < .milliseconds(800), "a store call took \(elapsed)")
         }
+        await store.shutdown()
     }
 }

@@ -28,7 +28,7 @@ struct RedisPauseTests {
                 maximumReconnectDelay: .milliseconds(200)
             )
         )
-        let cache = try CacheHarness(store: store) { request, now in
+        let cache = try CacheHarness(store: store, cleanUp: store.cleanUp) { request, now in
             .cached("item \(request.path)", at: now, [("Cache-Control", "max-age=300")])
         }
         #expect(try await cache.send("/warm").status == .miss)

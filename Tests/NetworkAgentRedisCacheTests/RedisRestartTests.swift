@@ -187,5 +187,6 @@ struct RedisRestartTests {
         await loops.value
         #expect(hitAfterRestart)
         #expect(failures.withLock { $0 } == [])
+        await store.shutdown()
     }
 }

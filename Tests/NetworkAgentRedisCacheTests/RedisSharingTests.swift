@@ -49,7 +49,7 @@ struct RedisSharingTests {
         let second = try await runOneWorker()
         #expect(second == [["ok": 1, "failed": 0, "hit": 1, "stale": 0, "revalidated": 0, "miss": 0]])
         #expect(origin.requestCount == 1)
-        try RedisTestServer.makeStore(prefix: prefix).removeAll()
+        await (try RedisTestServer.makeStore(prefix: prefix)).cleanUp()
     }
 
     /// 4 processes × 50 concurrent requests for an entry that is stale for all of them (their clocks run two
@@ -100,6 +100,6 @@ struct RedisSharingTests {
         #expect(conditional.withLock { $0 } == 1, "conditional requests at the origin; workers: \(summaries)")
         #expect(origin.requestCount == 2)
         #expect(summaries.reduce(0) { $0 + ($1["revalidated"] ?? 0) } == 1)
-        store.removeAll()
+        await store.cleanUp()
     }
 }

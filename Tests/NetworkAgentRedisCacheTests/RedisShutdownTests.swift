@@ -53,7 +53,7 @@ struct RedisShutdownTests {
             Issue.record("a command after shutdown() answered \(result)")
         }
         #expect(elapsed < .milliseconds(100))
-        await #expect { try await store.storedVariants(forPrimaryKey: Self.key.primary) } throws: {
+        await #expect { try await store.variants(forPrimaryKey: Self.key.primary) } throws: {
             ($0 as? RedisStore.Error)?.code == .shutDown
         }
         await store.shutdown()

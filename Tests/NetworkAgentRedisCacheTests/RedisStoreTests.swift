@@ -44,7 +44,8 @@ import FoundationNetworking
                 connectTimeout: .milliseconds(200)
             )
         )
-        let cache = try CacheHarness(store: store) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")])
+        let cache = try CacheHarness(store: store, cleanUp: store.cleanUp) { _, now in
+            .cached("v", at: now, [("Cache-Control", "max-age=60")])
         }
         for _ in 0..<3 {
             let answer = try await cache.send()
@@ -68,7 +69,8 @@ import FoundationNetworking
                 commandTimeout: .milliseconds(200)
             )
         )
-        let cache = try CacheHarness(store: store) { _, now in .cached("v", at: now, [("Cache-Control", "max-age=60")])
+        let cache = try CacheHarness(store: store, cleanUp: store.cleanUp) { _, now in
+            .cached("v", at: now, [("Cache-Control", "max-age=60")])
         }
         for _ in 0..<2 {
             let answer = try await cache.send()
@@ -83,7 +85,7 @@ import FoundationNetworking
 struct RedisStoreTests {
     @Test func theTTLCoversFreshnessTheStaleWindowAndTheValidatorKeepPeriod() async throws {
         let store = try RedisTestServer.makeStore { $0.validatorKeepPeriod = .seconds(1_000) }
-        let cache = try CacheHarness(store: store, cleanUp: { store.removeAll() }) { request, now in
+        let cache = try CacheHarness(store: store, cleanUp: store.cleanUp) { request, now in
             request.path == "/plain"
                 ? .cached("p", at: now, [("Cache-Control", "max-age=60, stale-if-error=30")])
                 : .cached(
@@ -113,7 +115,7 @@ struct RedisStoreTests {
 
     @Test func aCorruptValueIsIgnoredReportedAndReplaced() async throws {
         let store = try RedisTestServer.makeStore()
-        let cache = try CacheHarness(store: store, cleanUp: { store.removeAll() }) { _, now in
+        let cache = try CacheHarness(store: store, cleanUp: store.cleanUp) { _, now in
             .cached("good", at: now, [("Cache-Control", "max-age=60")])
         }
         _ = try await cache.send()
@@ -144,7 +146,7 @@ struct RedisStoreTests {
 
     @Test func aBodyOverTheLimitIsNotShared() async throws {
         let store = try RedisTestServer.makeStore { $0.maximumEntryBytes = 1_000 }
-        let cache = try CacheHarness(store: store, cleanUp: { store.removeAll() }) { request, now in
+        let cache = try CacheHarness(store: store, cleanUp: store.cleanUp) { request, now in
             .cached(
                 String(repeating: "x", count: request.path == "/large" ? 1_001 : 1_000),
                 at: now,
@@ -173,11 +175,11 @@ struct RedisStoreTests {
             entry,
             retention: EntryRetention(freshFor: .seconds(60), staleFor: .zero, hasValidator: false)
         )
-        #expect(try await first.storedVariants(forPrimaryKey: entry.key.primary).map(\.body) == [entry.body])
-        #expect(try await second.storedVariants(forPrimaryKey: entry.key.primary).isEmpty)
-        #expect(await first.removeEntries(matchingURL: "http://prefix.test/a") == 1)
-        #expect(try await first.storedVariants(forPrimaryKey: entry.key.primary).isEmpty)
-        first.removeAll()
-        second.removeAll()
+        #expect(try await first.variants(forPrimaryKey: entry.key.primary).map(\.body) == [entry.body])
+        #expect(try await second.variants(forPrimaryKey: entry.key.primary).isEmpty)
+        #expect(await first.removeEntries(forURL: "http://prefix.test/a") == 1)
+        #expect(try await first.variants(forPrimaryKey: entry.key.primary).isEmpty)
+        await first.cleanUp()
+        await second.cleanUp()
     }
 }

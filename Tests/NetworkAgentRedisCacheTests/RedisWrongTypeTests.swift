@@ -24,7 +24,7 @@ struct RedisWrongTypeTests {
     @Test(arguments: Spoiled.allCases)
     func aKeyOfTheWrongTypeIsRepaired(_ spoiled: Spoiled) async throws {
         let store = try RedisTestServer.makeStore()
-        let cache = try CacheHarness(store: store, cleanUp: { store.removeAll() }) { _, now in
+        let cache = try CacheHarness(store: store, cleanUp: store.cleanUp) { _, now in
             .cached("good", at: now, [("Cache-Control", "max-age=60")])
         }
         let key = try #require(
@@ -61,11 +61,11 @@ struct RedisWrongTypeTests {
 
     @Test func anUnsafeRequestInvalidatesThroughAWrongTypedURLSet() async throws {
         let store = try RedisTestServer.makeStore()
-        defer { store.removeAll() }
         let url = "http://wrongtype.test/a"
         let name = store.configuration.keyPrefix + ":u:" + url
         _ = await store.rawCommand(["RPUSH", name, "x"].map { Data($0.utf8) })
-        #expect(await store.removeEntries(matchingURL: url) == 0)
+        #expect(await store.removeEntries(forURL: url) == 0)
         #expect(await store.rawCommand([Data("EXISTS".utf8), Data(name.utf8)]) == .integer(0))
+        await store.cleanUp()
     }
 }

@@ -32,19 +32,20 @@ public final class CacheHarness: Sendable {
     /// The directory of the disk store the harness made, if it made one.
     public let directory: TemporaryDirectory?
     private let handler: Locked<Handler>
-    private let cleanUp: @Sendable () -> Void
+    private let cleanUp: @Sendable () async -> Void
 
     /// Creates the harness.
     ///
     /// - Parameters:
     ///   - store: The store; `nil` for a `DiskStore` in a fresh temporary directory, removed with the harness.
-    ///   - cleanUp: What removes `store`'s contents when the harness goes.
+    ///   - cleanUp: What removes `store`'s contents (and shuts it down) when the harness goes; it runs in a task of
+    ///     its own, started as the harness goes.
     ///   - configure: Changes to the plugin's configuration (the clock is set already).
     ///   - handler: The origin's first behaviour.
     /// - Throws: When the server or the store cannot be set up.
     public init(
         store: (any ResponseStore)? = nil,
-        cleanUp: @escaping @Sendable () -> Void = {},
+        cleanUp: @escaping @Sendable () async -> Void = {},
         configure: (inout DiskCachePlugin.Configuration) -> Void = { _ in },
         handler: @escaping Handler
     ) throws {
@@ -68,7 +69,8 @@ public final class CacheHarness: Sendable {
 
     deinit {
         server.stop()
-        cleanUp()
+        let cleanUp = self.cleanUp
+        Task { await cleanUp() }
         directory?.remove()
     }
 

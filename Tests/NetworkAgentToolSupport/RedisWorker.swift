@@ -117,6 +117,7 @@ package enum RedisWorker {
             for await outcome in group { outcomes[outcome, default: 0] += 1 }
             return outcomes
         }
+        await store.shutdown()
         let failed = outcomes["failed", default: 0]
         let kinds = ["hit", "stale", "revalidated", "miss"].map { "\($0)=\(outcomes[$0, default: 0])" }
         return "done ok=\(count - failed) failed=\(failed) \(kinds.joined(separator: " "))"

@@ -48,6 +48,17 @@ enum RedisTestServer {
     }
 }
 
+extension RedisStore {
+    /// The end of a test's store: removes its keys and shuts it down (a store dropped without `shutdown()` says so
+    /// on standard error). For a harness's `cleanUp`.
+    var cleanUp: @Sendable () async -> Void {
+        { [self] in
+            await removeAll()
+            await shutdown()
+        }
+    }
+}
+
 /// The stores the behaviour tests run on.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case disk
@@ -56,7 +67,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     var testDescription: String { rawValue }
 
     /// A fresh, empty store of this kind, and what removes it after the test.
-    func makeStore() throws -> (any ResponseStore, cleanUp: @Sendable () -> Void) {
+    func makeStore() throws -> (any ResponseStore, cleanUp: @Sendable () async -> Void) {
         switch self {
         case .disk:
             let directory = FileManager.default.temporaryDirectory
@@ -65,7 +76,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
             return (store, { try? FileManager.default.removeItem(at: directory) })
         case .redis:
             let store = try RedisTestServer.makeStore()
-            return (store, { store.removeAll() })
+            return (store, store.cleanUp)
         }
     }
 }
