@@ -129,7 +129,7 @@ enum MissCoalesceScenario {
             throw BenchFailure(failure.description)
         }
         if let written = try? RedisStore(configuration: RedisStore.Configuration(url: redis, keyPrefix: prefix)) {
-            written.removeAll()
+            await written.removeAll()
             await written.shutdown()
         }
         let ok = summaries.reduce(0) { $0 + ($1["ok"] ?? 0) }

@@ -56,7 +56,7 @@ struct RedisMissCoalescingTests {
         #expect(origin.requestCount == 1, "workers: \(summaries)")
         #expect(total("miss") == 1 && total("hit") == 99)
         let written = try RedisTestServer.makeStore(prefix: prefix)
-        written.removeAll()
+        await written.removeAll()
         await written.shutdown()
     }
 
@@ -136,7 +136,7 @@ struct RedisMissCoalescingTests {
 
     /// Removes the test's keys and shuts the harness's store down.
     private static func cleanUp(_ cache: CacheHarness) async {
-        (cache.plugin.store as? RedisStore)?.removeAll()
+        await (cache.plugin.store as? RedisStore)?.removeAll()
         await (cache.plugin.store as? RedisStore)?.shutdown()
     }
 }
