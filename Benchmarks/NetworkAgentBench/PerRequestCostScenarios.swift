@@ -46,7 +46,11 @@ enum PerRequestCostScenarios {
     nonisolated static let plugins: [PluginCase] = [
         PluginCase(name: "auth", summary: "auth with a bearer token", goal: 3) { _, server in
             Subject(
-                request: checkedGET(server, BenchRoutes.protectedDocument, plugins: [.auth(.bearer(BenchRoutes.validToken))]),
+                request: checkedGET(
+                    server,
+                    BenchRoutes.protectedDocument,
+                    plugins: [.auth(.bearer(BenchRoutes.validToken))]
+                ),
                 note: "auth(.bearer) on the protected route (401 without the token)"
             )
         },
@@ -72,7 +76,8 @@ enum PerRequestCostScenarios {
             )
         },
         PluginCase(name: "token_refresh", summary: "token refresh with a valid token (0 refreshes)", goal: 3) {
-            _, server in
+            _,
+            server in
             let refreshes = Locked(0)
             let refresher = TokenRefresher(token: AuthToken(credential: .bearer(BenchRoutes.validToken))) { _, _ in
                 refreshes.withLock { $0 += 1 }
@@ -87,15 +92,26 @@ enum PerRequestCostScenarios {
                 note: "tokenRefresh on the protected route, valid token, 0 refreshes"
             )
         },
-        PluginCase(name: "logging_drop", summary: "logging at its default level to a sink that drops every record", goal: 3) {
-            _, server in
-            Subject(
-                request: checkedGET(server, BenchRoutes.plainDocument, plugins: [.logging(sink: LogSink { _ in })]),
-                note: "logging(.basic) to LogSink { _ in }"
+        PluginCase(
+            name: "logging_drop",
+            summary: "logging at its default level to a sink that keeps errors only (drops every record of a "
+                + "successful call)",
+            goal: 3
+        ) { _, server in
+            let sink = LogSink(minimumSeverity: .error) { _ in }
+            return Subject(
+                request: checkedGET(server, BenchRoutes.plainDocument, plugins: [.logging(sink: sink)]),
+                note: "logging(.basic) to LogSink(minimumSeverity: .error) { _ in }, which drops every record of a "
+                    + "successful call"
             )
         },
-        PluginCase(name: "logging_keep", summary: "logging at its default level, the sink keeping a line per request", goal: 15) {
-            _, server in
+        PluginCase(
+            name: "logging_keep",
+            summary: "logging at its default level, the sink keeping a line per request",
+            goal: 15
+        ) {
+            _,
+            server in
             let kept = Locked((lines: 0, bytes: 0))
             let sink = LogSink { record in
                 guard record.kind == .response else { return }
@@ -115,7 +131,8 @@ enum PerRequestCostScenarios {
             )
         },
         PluginCase(name: "disk_cache_no_store", summary: "disk cache on a no-store miss (nothing stored)", goal: 5) {
-            context, server in
+            context,
+            server in
             let directory = try PluginOverheadScenarios.scratchDirectory(context, named: "cost-no-store")
             let cache = try DiskCachePlugin(directory: directory)
             return Subject(
@@ -129,12 +146,23 @@ enum PerRequestCostScenarios {
                 note: "disk cache on /\(BenchRoutes.noStoreDocument), every request a miss, 0 entries stored"
             )
         },
-        PluginCase(name: "disk_cache_store", summary: "disk cache on a storable miss (one file written per request)", goal: 30) {
-            context, server in
+        PluginCase(
+            name: "disk_cache_store",
+            summary: "disk cache on a storable miss (one file written per request)",
+            goal: 30
+        ) {
+            context,
+            server in
             let directory = try PluginOverheadScenarios.scratchDirectory(context, named: "cost-store")
             let cache = try DiskCachePlugin(directory: directory, maximumBytes: 1 << 30)
             return Subject(
-                request: checkedGET(server, BenchRoutes.cacheableDocument, plugins: [cache], expectMiss: true, unique: true),
+                request: checkedGET(
+                    server,
+                    BenchRoutes.cacheableDocument,
+                    plugins: [cache],
+                    expectMiss: true,
+                    unique: true
+                ),
                 verify: { expected in
                     guard cache.stats.entryCount == expected else {
                         throw BenchFailure("the cache stored \(cache.stats.entryCount) entries, not \(expected)")
@@ -183,7 +211,10 @@ enum PerRequestCostScenarios {
         expectMiss: Bool = false,
         unique: Bool = false
     ) -> @Sendable () async throws -> Void {
-        let provider = NetworkAgentProvider<BenchEndpoint>(plugins: plugins, agent: NetworkAgent(transport: CurlTransport()))
+        let provider = NetworkAgentProvider<BenchEndpoint>(
+            plugins: plugins,
+            agent: NetworkAgent(transport: CurlTransport())
+        )
         let base = server.baseURL
         let serial = Serial()
         let fixed = BenchEndpoint.get(base, path: route)
@@ -291,7 +322,11 @@ enum PerRequestCostScenarios {
             )
             chainCounts.append(
                 try await perRequest {
-                    _ = try await LoadGenerator.requestsPerSecond(total: requests, concurrency: concurrency, chainRequest)
+                    _ = try await LoadGenerator.requestsPerSecond(
+                        total: requests,
+                        concurrency: concurrency,
+                        chainRequest
+                    )
                 }
             )
             rawCounts.append(try await perRequest { _ = try await raw.requestsPerSecond(total: requests) })
