@@ -34,7 +34,10 @@ struct Scenario: Sendable {
         measurement.byCPU(.baselineOverSubject) ?? measurement
     }
 
-    static let all: [Scenario] = [
+    static let all: [Scenario] = beforePluginCosts + PerRequestCostScenarios.pluginScenarios + afterPluginCosts
+
+    /// The scenarios before the `plugin_cost_<plugin>` rows.
+    private static let beforePluginCosts: [Scenario] = [
         Scenario(
             name: "core_overhead",
             summary: "provider without plugins, 1 KiB GETs/s at 32 concurrent vs raw URLSession.data(for:)",
@@ -173,7 +176,9 @@ struct Scenario: Sendable {
             availability: .ready { try await byCPU(CurlScenarios.chain($0)) }
         ),
     ]
-        + PerRequestCostScenarios.pluginScenarios + [
+
+    /// The scenarios after the `plugin_cost_<plugin>` rows.
+    private static let afterPluginCosts: [Scenario] = [
         Scenario(
             name: "concurrency_scale",
             summary: "client CPU per request of the provider on CurlTransport at 1,024 in flight / at 32, against "

@@ -93,7 +93,11 @@ public struct CacheKey: Hashable, Sendable {
     /// - Returns: The normalised text, or `nil` for anything but an absolute http(s) URL.
     static func normalizedURL(_ url: URL) -> String? {
         let text = url.absoluteString
-        if isNormalized(text) { return text }
+        return isNormalized(text) ? text : normalizedURLByComponents(url)
+    }
+
+    /// ``normalizedURL(_:)`` through `URLComponents`, for any URL.
+    static func normalizedURLByComponents(_ url: URL) -> String? {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
             let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = components.host, !host.isEmpty
