@@ -120,11 +120,15 @@ targets.append(
         name: "NetworkAgentBench",
         dependencies: [
             "NetworkAgent", "NetworkAgentTestServer", "NetworkAgentToolSupport", "NetworkAgentCurl", "CCurl",
+            "CMallocCounter",
         ]
             + plugins.map { .target(name: $0.name) },
         path: "Benchmarks/NetworkAgentBench"
     )
 )
+// Counts the bench process's allocations (`allocations_per_request`) by defining malloc in the bench executable, so
+// it is linked into the bench only, never into a library or a test.
+targets.append(.target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"))
 
 // MARK: - Test support
 // Not products. NetworkAgentTestSupport (Tests/NetworkAgentTestSupport) is the one home of the helpers this package's

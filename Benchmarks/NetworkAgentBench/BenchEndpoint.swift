@@ -22,6 +22,18 @@ struct BenchEndpoint: NetworkAgentEndpoint {
         )
     }
 
+    /// A `GET` of `path` on `baseURL` with a query, accepting JSON.
+    static func get(_ baseURL: URL, path: String, query: [String: String]) -> BenchEndpoint {
+        BenchEndpoint(
+            baseURL: baseURL,
+            path: path,
+            method: .get,
+            headers: ["Accept": "application/json"],
+            task: .requestAttributes(attributes: query, encoding: .url),
+            timeout: nil
+        )
+    }
+
     /// A multipart `POST` of one file part to `url`, with a deadline long enough for a gigabyte on a busy machine.
     static func upload(_ url: URL, file: URL) -> BenchEndpoint {
         BenchEndpoint(

@@ -99,6 +99,11 @@ enum ThroughputComparison {
         )
     }
 
+    /// The figure of a measurement holding the subject's client CPU per request of each repetition, in µs.
+    nonisolated static let cpuFigure = "cpu_us"
+    /// The figure holding the baseline's client CPU per request of each repetition, in µs.
+    nonisolated static let baselineCPUFigure = "baseline_cpu_us"
+
     /// ``measure(_:requests:baseline:subject:)`` for sides that send a whole batch themselves (`curl_overhead`'s
     /// raw libcurl loop): each closure sends the number of requests it is given, 32 in flight, and returns the rate.
     static func measureRuns(
@@ -126,6 +131,8 @@ enum ThroughputComparison {
                 return rate
             }
         )
+        measurement.figures[cpuFigure] = subjectCPU
+        measurement.figures[baselineCPUFigure] = baselineCPU
         measurement.note =
             "\(total) requests per repetition and side, \(concurrency) in flight; "
             + String(

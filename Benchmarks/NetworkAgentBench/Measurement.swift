@@ -1,3 +1,5 @@
+import Foundation
+
 /// What one scenario measured: medians over the repetitions, or why there is no figure.
 struct Measurement: Sendable {
     /// The subject's median, in the scenario's unit.
@@ -77,5 +79,60 @@ extension Array where Element == Double {
         let sorted = self.sorted()
         let middle = sorted.count / 2
         return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
+    }
+}
+
+extension Measurement {
+    /// Which way a CPU ratio is taken.
+    enum CPURatio {
+        /// Baseline CPU ÷ subject CPU: how many subjects cost one baseline (`chain_overhead_curl`, `curl_overhead`).
+        case baselineOverSubject
+        /// Subject CPU ÷ baseline CPU: how much dearer the subject is (`concurrency_scale`).
+        case subjectOverBaseline
+    }
+
+    /// The same interleaved runs judged by client CPU per request (the figures ``ThroughputComparison`` records)
+    /// instead of request rate: value and baseline are the median µs of CPU per request, the ratio the median of
+    /// the per-repetition ratios taken as `direction` says. The request rates stay in the note. `nil` without
+    /// CPU figures.
+    func byCPU(_ direction: CPURatio) -> Measurement? {
+        guard let subject = figures[ThroughputComparison.cpuFigure],
+            let baseline = figures[ThroughputComparison.baselineCPUFigure], !subject.isEmpty
+        else { return nil }
+        var result = Measurement(value: subject.median, baseline: baseline.median)
+        result.values = subject
+        result.ratios = zip(subject, baseline).compactMap { subject, baseline in
+            guard subject > 0, baseline > 0 else { return nil }
+            return direction == .baselineOverSubject ? baseline / subject : subject / baseline
+        }
+        result.ratio = result.ratios.median
+        result.figures = figures
+        result.counts = counts
+        result.note = [note, rateNote].compactMap { $0 }.joined(separator: "; ")
+        return result
+    }
+
+    /// The same runs as the client CPU per request the subject adds to the baseline: value is the median of the
+    /// per-repetition differences (subject − baseline, µs), baseline the baseline's median CPU per request, ratio
+    /// subject ÷ baseline CPU. `nil` without CPU figures.
+    func cpuAdded() -> Measurement? {
+        guard var result = byCPU(.subjectOverBaseline),
+            let subject = figures[ThroughputComparison.cpuFigure],
+            let baseline = figures[ThroughputComparison.baselineCPUFigure]
+        else { return nil }
+        result.values = zip(subject, baseline).map { $0 - $1 }
+        result.value = result.values.median
+        return result
+    }
+
+    /// `request rates: subject X req/s, baseline Y req/s (ratio Z)`, from the rate figures.
+    private var rateNote: String? {
+        guard let value, let baseline, let ratio else { return nil }
+        return String(
+            format: "request rates (medians): subject %.0f req/s, baseline %.0f req/s, ratio %.3f",
+            value,
+            baseline,
+            ratio
+        )
     }
 }

@@ -28,7 +28,16 @@ struct Scenario: Sendable {
     /// Every scenario, in the order they run.
     ///
     /// To wire in a scenario that is pending, replace its `.pending(needs:)` with `.ready { context in ... }`.
-    static let all: [Scenario] = [
+    /// A request-rate measurement judged by client CPU per request instead (baseline CPU / subject CPU).
+    @MainActor
+    private static func byCPU(_ measurement: Measurement) -> Measurement {
+        measurement.byCPU(.baselineOverSubject) ?? measurement
+    }
+
+    static let all: [Scenario] = beforePluginCosts + PerRequestCostScenarios.pluginScenarios + afterPluginCosts
+
+    /// The scenarios before the `plugin_cost_<plugin>` rows.
+    private static let beforePluginCosts: [Scenario] = [
         Scenario(
             name: "core_overhead",
             summary: "provider without plugins, 1 KiB GETs/s at 32 concurrent vs raw URLSession.data(for:)",
@@ -56,11 +65,12 @@ struct Scenario: Sendable {
         ),
         Scenario(
             name: "cache_hit_curl",
-            summary: "fresh disk-cache hits/s vs network fetches of the same resource, both on CurlTransport",
-            unit: "req/s",
-            goal: .ratioAtLeast(1.5),
+            summary: "client CPU per request of network fetches / of fresh disk-cache hits of the same resource, "
+                + "both on CurlTransport",
+            unit: "us",
+            goal: .ratioAtLeast(3),
             usesServer: true,
-            availability: .ready(CacheScenarios.hitCurl)
+            availability: .ready { try await byCPU(CacheScenarios.hitCurl($0)) }
         ),
         Scenario(
             name: "cache_scale",
@@ -150,21 +160,53 @@ struct Scenario: Sendable {
             availability: .ready(CurlScenarios.speedup)
         ),
         Scenario(
-            name: "curl_overhead",
-            summary: "provider without plugins on CurlTransport vs a raw libcurl multi loop (one thread, "
-                + "32 easy handles), 1 KiB GETs/s at 32",
-            unit: "req/s",
-            goal: .ratioAtLeast(0.85),
+            name: "curl_cpu_speedup",
+            summary: "client CPU per request of raw URLSession.data(for:) / of the provider without plugins on "
+                + "CurlTransport, 1 KiB GETs at 32",
+            unit: "us",
+            goal: .ratioAtLeast(10),
             usesServer: true,
-            availability: .ready(CurlScenarios.overhead)
+            availability: .ready { try await byCPU(CurlScenarios.speedup($0)) }
+        ),
+        Scenario(
+            name: "curl_overhead",
+            summary: "client CPU per request of a raw libcurl multi loop (one thread, 32 easy handles) / of the "
+                + "provider without plugins on CurlTransport, 1 KiB GETs at 32",
+            unit: "us",
+            goal: .ratioAtLeast(0.45),
+            usesServer: true,
+            availability: .ready { try await byCPU(CurlScenarios.overhead($0)) }
         ),
         Scenario(
             name: "chain_overhead_curl",
-            summary: "provider with chain_overhead's full chain vs without plugins, both on CurlTransport",
-            unit: "req/s",
+            summary: "client CPU per request without plugins / with chain_overhead's full chain, both on "
+                + "CurlTransport",
+            unit: "us",
             goal: .ratioAtLeast(0.6),
             usesServer: true,
-            availability: .ready(CurlScenarios.chain)
+            availability: .ready { try await byCPU(CurlScenarios.chain($0)) }
+        ),
+    ]
+
+    /// The scenarios after the `plugin_cost_<plugin>` rows.
+    private static let afterPluginCosts: [Scenario] = [
+        Scenario(
+            name: "concurrency_scale",
+            summary: "client CPU per request of the provider on CurlTransport at 1,024 in flight / at 32, against "
+                + "the same server",
+            unit: "us",
+            goal: .ratioAtMost(1.1),
+            usesServer: true,
+            availability: .ready(PerRequestCostScenarios.concurrencyScale)
+        ),
+        Scenario(
+            name: "allocations_per_request",
+            summary: "heap allocations per request of the full chain on a miss vs the provider without plugins, "
+                + "both on CurlTransport (report only)",
+            unit: "allocs",
+            goal: .report,
+            usesServer: true,
+            availability: .ready(PerRequestCostScenarios.allocations)
         ),
         Scenario(
             name: "h2_multiplex",

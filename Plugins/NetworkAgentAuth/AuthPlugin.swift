@@ -113,7 +113,7 @@ public struct AuthPlugin: NetworkAgentPlugin {
         guard let url = request.url, let origin = Origin(url), isAllowed(origin, endpoint: endpoint) else {
             return Self.withheld(request, reason: "other_origin")
         }
-        if request.value(forHTTPHeaderField: "Authorization") != nil {
+        if request.headerField("Authorization") != nil {
             return Self.withheld(request, reason: "already_present")
         }
         let credential: Credential?

@@ -59,24 +59,15 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
     public func authorizing(_ request: URLRequest) throws(AuthPlugin.Error) -> URLRequest {
         var request = request
         switch self {
-        case .bearer(let token):
-            try Self.checkValue(token, what: "bearer token")
-            request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
-            request.sensitiveHeaderNames.insert("authorization")
-        case .basic(let username, let password):
-            guard !username.contains(":") else {
-                throw AuthPlugin.Error(.invalidCredential, "a Basic username cannot contain a colon (RFC 7617 §2)")
-            }
-            try Self.checkValue(username + password, what: "Basic username or password")
-            let encoded = Data((username + ":" + password).utf8).base64EncodedString()
-            request.setValue("Basic " + encoded, forHTTPHeaderField: "Authorization")
+        case .bearer, .basic:
+            request.setHeaderField(try authorizationValue(), for: "Authorization")
             request.sensitiveHeaderNames.insert("authorization")
         case .header(let name, let value):
             guard !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter) else {
                 throw AuthPlugin.Error(.invalidCredential, "\(name.debugDescription) is not a valid header name")
             }
             try Self.checkValue(value, what: "\(name) header value")
-            request.setValue(value, forHTTPHeaderField: name)
+            request.setHeaderField(value, for: name)
             request.sensitiveHeaderNames.insert(name)
         case .query(let name, let value):
             guard !name.isEmpty else {
@@ -97,15 +88,32 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
         return request
     }
 
+    /// The `Authorization` value of a bearer or Basic credential, checked as ``authorizing(_:)`` checks it; `nil`
+    /// for the other kinds.
+    private func authorizationValue() throws(AuthPlugin.Error) -> String? {
+        switch self {
+        case .bearer(let token):
+            try Self.checkValue(token, what: "bearer token")
+            return "Bearer " + token
+        case .basic(let username, let password):
+            guard !username.contains(":") else {
+                throw AuthPlugin.Error(.invalidCredential, "a Basic username cannot contain a colon (RFC 7617 §2)")
+            }
+            try Self.checkValue(username + password, what: "Basic username or password")
+            return "Basic " + Data((username + ":" + password).utf8).base64EncodedString()
+        case .header, .query:
+            return nil
+        }
+    }
+
     /// Whether the request carries exactly this credential in its place.
     package func isCarried(by request: URLRequest) -> Bool {
         switch self {
         case .bearer, .basic:
-            guard let expected = try? authorizing(URLRequest(url: Self.placeholderURL)) else { return false }
-            return request.value(forHTTPHeaderField: "Authorization")
-                == expected.value(forHTTPHeaderField: "Authorization")
+            guard let expected = try? authorizationValue() else { return false }
+            return request.headerField("Authorization") == expected
         case .header(let name, let value):
-            return request.value(forHTTPHeaderField: name) == value
+            return request.headerField(name) == value
         case .query(let name, let value):
             guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
             else { return false }
@@ -117,9 +125,9 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
     package func placeIsTaken(in request: URLRequest) -> Bool {
         switch self {
         case .bearer, .basic:
-            return request.value(forHTTPHeaderField: "Authorization") != nil
+            return request.headerField("Authorization") != nil
         case .header(let name, _):
-            return request.value(forHTTPHeaderField: name) != nil
+            return request.headerField(name) != nil
         case .query(let name, _):
             guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
             else { return false }
@@ -144,8 +152,6 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
         }
         return request
     }
-
-    private static let placeholderURL = URL(fileURLWithPath: "/")
 
     /// The query items, percent-decoded; `+` is kept as a plus sign.
     private static func queryItems(of components: URLComponents) -> [URLQueryItem] {

@@ -92,6 +92,12 @@ public struct CacheKey: Hashable, Sendable {
     /// - Parameter url: An absolute URL.
     /// - Returns: The normalised text, or `nil` for anything but an absolute http(s) URL.
     static func normalizedURL(_ url: URL) -> String? {
+        let text = url.absoluteString
+        return isNormalized(text) ? text : normalizedURLByComponents(url)
+    }
+
+    /// ``normalizedURL(_:)`` through `URLComponents`, for any URL.
+    static func normalizedURLByComponents(_ url: URL) -> String? {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
             let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = components.host, !host.isEmpty
@@ -108,6 +114,56 @@ public struct CacheKey: Hashable, Sendable {
         return components.string
     }
 
+    /// Whether a URL's text is already in the normalised form, checked on its bytes without `URLComponents` (which
+    /// costs microseconds per call): `http` or `https` in lowercase, a host of lowercase letters, digits, dots and
+    /// hyphens (no IDNA label), a port only when it is not the scheme's default, no user or password, a path, plain URL
+    /// characters after it and no fragment or dot segment. Anything else takes the `URLComponents` path, whose result
+    /// for such a text is the text itself.
+    static func isNormalized(_ text: String) -> Bool {
+        var bytes = Substring(text).utf8[...]
+        let isHTTPS: Bool
+        if bytes.starts(with: "http://".utf8) {
+            isHTTPS = false
+            bytes = bytes.dropFirst(7)
+        } else if bytes.starts(with: "https://".utf8) {
+            isHTTPS = true
+            bytes = bytes.dropFirst(8)
+        } else {
+            return false
+        }
+        guard let slash = bytes.firstIndex(of: UInt8(ascii: "/")) else { return false }
+        let authority = bytes[..<slash]
+        let hostEnd = authority.firstIndex(of: UInt8(ascii: ":")) ?? authority.endIndex
+        let host = authority[..<hostEnd]
+        for label in host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
+            guard let first = label.first, let last = label.last, first != UInt8(ascii: "-"), last != UInt8(ascii: "-"),
+                !label.starts(with: "xn--".utf8),
+                label.allSatisfy({ isLowercaseLetterOrDigit($0) || $0 == UInt8(ascii: "-") })
+            else { return false }
+        }
+        if hostEnd != authority.endIndex {
+            let digits = authority[authority.index(after: hostEnd)...]
+            guard let first = digits.first, first != UInt8(ascii: "0"), digits.count <= 5,
+                digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                let port = Int(String(decoding: digits, as: UTF8.self)), port <= 65_535, port != (isHTTPS ? 443 : 80)
+            else { return false }
+        }
+        let rest = bytes[slash...]
+        guard !rest.contains(where: { !isPlainURLCharacter($0) }) else { return false }
+        return !text.contains("/.")
+    }
+
+    private static func isLowercaseLetterOrDigit(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+    }
+
+    /// RFC 3986's unreserved and reserved characters and `%`, without `#` and `[`/`]`.
+    private static func isPlainURLCharacter(_ byte: UInt8) -> Bool {
+        if isLowercaseLetterOrDigit(byte) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) { return true }
+        return "-._~!$&'()*+,;=:@/?%".utf8.contains(byte)
+    }
+
     /// The headers whose values make a request one user's: ``credentialHeaders`` and every header the request
     /// marks sensitive (`URLRequest.sensitiveHeaderNames`: an auth plugin's `X-API-Key`, a configuration's
     /// secrets), lowercased, the marked ones sorted after the three.
@@ -119,7 +175,7 @@ public struct CacheKey: Hashable, Sendable {
 
     private static func credentialFingerprint(of request: URLRequest) -> String {
         let names = credentialNames(of: request)
-        let values = names.map { request.value(forHTTPHeaderField: $0) }
+        let values = names.map { request.headerField($0) }
         guard values.contains(where: { $0 != nil }) else { return "" }
         var hasher = SHA256()
         hasher.update("networkagent.cache.credential.v1\n")
@@ -134,7 +190,7 @@ public struct CacheKey: Hashable, Sendable {
         var hasher = SHA256()
         hasher.update("networkagent.cache.vary.v1\n")
         for name in names {
-            if let value = request.value(forHTTPHeaderField: name) {
+            if let value = request.headerField(name) {
                 let normalized = value.split(separator: ",", omittingEmptySubsequences: false)
                     .map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ",")
                 hasher.update("\(name):\(normalized)\n")

@@ -22,6 +22,9 @@ struct DiskCacheExchange: Sendable {
     let next: NetworkAgentExchange
     /// Whether this is a `stale-while-revalidate` refresh, running after the caller got its answer.
     var isBackground = false
+    /// The key the plugin looked the request up under (no varying headers), when it did: the key a response from
+    /// the request's own URL without `Vary` is filed under, so that storing or removing it needs no second key.
+    var lookupKey: CacheKey? = nil
 
     private var policy: CachePolicy { plugin.policy }
     private var state: DiskCacheState { plugin.state }
@@ -171,14 +174,23 @@ struct DiskCacheExchange: Sendable {
     /// request's URL: the cache saw only the final response, not the redirects, so nothing is stored under the
     /// first URL, and what was stored there goes (its latest answer was a redirect the cache could not store).
     private func save(data: Data, response: HTTPURLResponse, requestDate: Date, responseDate: Date) async {
-        let headers = Self.headerFields(of: response)
         let varyNames = CacheKey.varyNames(fromField: response.value(forHTTPHeaderField: "Vary"))
         let redirected = isRedirected(response)
-        let answered = answeredRequest(response)
-        guard let key = CacheKey(request: answered, varyNames: varyNames), let url = answered.url else { return }
         // The origin's latest (non-error) word on this resource replaces what is stored, whether or not it can be
         // stored itself. A server error leaves the stored response alone, for stale-if-error.
         let replaces = !directives.noStore && response.statusCode < 500
+        // Decide first: a response that may never be stored (`no-store` in the request or the response, a body
+        // streamed to the caller) leaves before any header copy or entry is built; its key is worked out only to
+        // remove what it replaces.
+        if bodiesAreStreamed || directives.noStore || Self.forbidsStoring(response) {
+            guard replaces, let filed = storageKey(for: response, redirected: redirected, varyNames: varyNames)
+            else { return }
+            if redirected { await removeAllVariants(of: request) }
+            await plugin.access.remove(filed.key)
+            return
+        }
+        guard let (key, url) = storageKey(for: response, redirected: redirected, varyNames: varyNames) else { return }
+        let headers = Self.headerFields(of: response)
         if redirected && replaces { await removeAllVariants(of: request) }
         let excluded = Set([plugin.configuration.statusHeader?.lowercased()].compactMap { $0 })
         let entry = CachedEntry(
@@ -205,17 +217,41 @@ struct DiskCacheExchange: Sendable {
         await write(entry)
     }
 
+    /// Whether a response says it must not be stored (RFC 9111 §5.2.2.5): `no-store`, unless `must-understand`
+    /// leaves the decision to ``CachePolicy/mayStore(method:request:entry:)``.
+    private static func forbidsStoring(_ response: HTTPURLResponse) -> Bool {
+        guard let field = response.value(forHTTPHeaderField: "Cache-Control") else { return false }
+        let directives = CacheControl(field)
+        return directives.noStore && !directives.mustUnderstand
+    }
+
+    /// The key a response is filed under and the URL it answered, or `nil` when it cannot be filed: the lookup's
+    /// key for a response from the request's own URL without `Vary`, otherwise a key worked out for the URL that
+    /// answered and the names it varies on.
+    private func storageKey(
+        for response: HTTPURLResponse,
+        redirected: Bool,
+        varyNames: [String]
+    ) -> (key: CacheKey, url: URL)? {
+        if !redirected, varyNames.isEmpty, let lookupKey, let url = request.url { return (lookupKey, url) }
+        let answered = answeredRequest(response, redirected: redirected)
+        guard let key = CacheKey(request: answered, varyNames: varyNames), let url = answered.url else { return nil }
+        return (key, url)
+    }
+
     // MARK: Redirects
 
     /// Whether the transport followed redirects to get this response: its URL is not the request's.
     private func isRedirected(_ response: HTTPURLResponse) -> Bool {
         guard let responseURL = response.url, let requestURL = request.url else { return false }
+        // The same text normalises the same: only different URLs need the normalisation.
+        guard responseURL.absoluteString != requestURL.absoluteString else { return false }
         return CacheKey.normalizedURL(responseURL) != CacheKey.normalizedURL(requestURL)
     }
 
     /// The request as the response's URL answered it: the caller's request, sent to the response's URL.
-    private func answeredRequest(_ response: HTTPURLResponse) -> URLRequest {
-        guard isRedirected(response), let url = response.url else { return request }
+    private func answeredRequest(_ response: HTTPURLResponse, redirected: Bool) -> URLRequest {
+        guard redirected, let url = response.url else { return request }
         var answered = request
         answered.url = url
         return answered

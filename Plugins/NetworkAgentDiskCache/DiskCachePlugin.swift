@@ -144,7 +144,8 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
             endpoint: endpoint,
             method: method,
             directives: directives,
-            next: next
+            next: next,
+            lookupKey: key
         )
         let (stored, reason) = await lookup(key, request: request)
         guard let stored else {

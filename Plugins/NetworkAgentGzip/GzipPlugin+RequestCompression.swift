@@ -12,8 +12,8 @@ extension GzipPlugin {
     /// The request with its body gzip-compressed, or unchanged when it should not be compressed.
     func compressBody(of request: URLRequest) throws -> URLRequest {
         guard compressesRequests,
-            request.value(forHTTPHeaderField: "Content-Encoding") == nil,
-            let contentType = request.value(forHTTPHeaderField: "Content-Type"),
+            request.headerField("Content-Encoding") == nil,
+            let contentType = request.headerField("Content-Type"),
             isCompressibleContentType(contentType)
         else {
             return request

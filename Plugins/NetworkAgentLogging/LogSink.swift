@@ -11,18 +11,43 @@ import NetworkAgent
 /// ```
 public struct LogSink: Sendable {
     private let write: @Sendable (LogRecord) -> Void
+    /// The least serious record the sink keeps: a ``LoggingPlugin`` never builds records below it (nor listens to
+    /// other plugins' events when ``LogRecord/Severity/debug`` is below it), so that what a sink would drop costs
+    /// nothing. ``LogRecord/Severity/debug`` (every record) unless the sink was made with a minimum.
+    public let minimumSeverity: LogRecord.Severity
 
     /// Creates a sink from a closure.
     ///
     /// - Parameter write: Receives every record; must be thread-safe and must not block for long.
     public init(_ write: @escaping @Sendable (LogRecord) -> Void) {
+        self.init(minimumSeverity: .debug, write)
+    }
+
+    /// Creates a sink that keeps only records of `minimumSeverity` or more serious, for a logger set to a level:
+    /// the plugin does not build the others.
+    ///
+    /// ```swift
+    /// let sink = LogSink(minimumSeverity: .info) { record in print(record.message) }  // no event records
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - minimumSeverity: The least serious record handed to `write`.
+    ///   - write: Receives the records kept; must be thread-safe and must not block for long.
+    public init(minimumSeverity: LogRecord.Severity, _ write: @escaping @Sendable (LogRecord) -> Void) {
+        self.minimumSeverity = minimumSeverity
         self.write = write
+    }
+
+    /// Whether the sink keeps records of `severity`.
+    func keeps(_ severity: LogRecord.Severity) -> Bool {
+        severity >= minimumSeverity
     }
 
     /// Hands a record to the sink.
     ///
     /// - Parameter record: The record.
     public func callAsFunction(_ record: LogRecord) {
+        guard keeps(record.severity) else { return }
         write(record)
     }
 

@@ -80,12 +80,11 @@ public struct LoggingPlugin: NetworkAgentPlugin {
         next: NetworkAgentExchange
     ) async throws -> (data: Data, response: URLResponse) {
         guard level > .none else { return try await next(request) }
-        let formatter = RecordFormatter(
-            level: level,
-            callID: calls.next(),
-            request: Self.asSent(request, agent: next.agent),
-            renderer: BodyRenderer(policy: redaction, limit: bodyLimit, prettyPrintsJSON: prettyPrintsJSON)
-        )
+        let callID = calls.next()
+        // Records the sink would drop are never built: requests, responses and cURL commands are `info`, events
+        // `debug` (and without a sink for them, the plugin does not listen to events at all), failures `error`.
+        guard sink.keeps(.info) else { return try await logErrorsOnly(request, callID: callID, next: next) }
+        let formatter = makeFormatter(for: request, callID: callID, agent: next.agent)
         sink(formatter.requestRecord())
         if logsCURLCommands {
             sink(formatter.curlRecord())
@@ -93,16 +92,22 @@ public struct LoggingPlugin: NetworkAgentPlugin {
         let clock = ContinuousClock()
         let start = clock.now
         do {
-            let result = try await NetworkAgentEvents.observing({ [sink] event in
-                sink(formatter.eventRecord(event))
-            }) {
-                try await next(request)
-            }
+            let result =
+                if sink.keeps(.debug) {
+                    try await NetworkAgentEvents.observing({ [sink] event in
+                        sink(formatter.eventRecord(event))
+                    }) {
+                        try await next(request)
+                    }
+                } else {
+                    try await next(request)
+                }
             if next.isStreaming, let http = result.response as? HTTPURLResponse, (200..<300).contains(http.statusCode) {
                 // The body goes to the caller: log the head now and the bytes streamed when the body ends.
                 sink(formatter.streamHeadRecord(http, duration: start.duration(to: clock.now)))
                 next.onStreamEnd { [sink] end in
-                    sink(formatter.streamEndRecord(end, response: http, duration: start.duration(to: clock.now)))
+                    let record = formatter.streamEndRecord(end, response: http, duration: start.duration(to: clock.now))
+                    sink(record)
                 }
             } else {
                 sink(
@@ -120,9 +125,45 @@ public struct LoggingPlugin: NetworkAgentPlugin {
         }
     }
 
+    /// The formatter of one call's records.
+    private func makeFormatter(for request: URLRequest, callID: Int, agent: NetworkAgent) -> RecordFormatter {
+        RecordFormatter(
+            level: level,
+            callID: callID,
+            request: Self.asSent(request, agent: agent),
+            renderer: BodyRenderer(policy: redaction, limit: bodyLimit, prettyPrintsJSON: prettyPrintsJSON)
+        )
+    }
+
+    /// ``intercept(_:endpoint:next:)`` for a sink that keeps only errors: the failure record, or the end record of
+    /// a streamed body (an error when the body failed), each formatted only when it happens.
+    private func logErrorsOnly(
+        _ request: URLRequest,
+        callID: Int,
+        next: NetworkAgentExchange
+    ) async throws -> (data: Data, response: URLResponse) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            let result = try await next(request)
+            if next.isStreaming, let http = result.response as? HTTPURLResponse, (200..<300).contains(http.statusCode) {
+                let agent = next.agent
+                next.onStreamEnd { [sink, self] end in
+                    let formatter = makeFormatter(for: request, callID: callID, agent: agent)
+                    sink(formatter.streamEndRecord(end, response: http, duration: start.duration(to: clock.now)))
+                }
+            }
+            return result
+        } catch {
+            let formatter = makeFormatter(for: request, callID: callID, agent: next.agent)
+            sink(formatter.failureRecord(error, duration: start.duration(to: clock.now)))
+            throw error
+        }
+    }
+
     /// The request with the defaults the agent adds when sending (the `User-Agent`), for display only.
     private static func asSent(_ request: URLRequest, agent: NetworkAgent) -> URLRequest {
-        guard request.value(forHTTPHeaderField: "User-Agent") == nil else { return request }
+        guard request.headerField("User-Agent") == nil else { return request }
         var shown = request
         shown.setValue(agent.configuration.userAgent, forHTTPHeaderField: "User-Agent")
         return shown

@@ -9,7 +9,7 @@ extension RecordFormatter {
     private var shownMethod: String { request.httpMethod ?? "GET" }
 
     private func shownURL(_ response: URLResponse?) -> String {
-        renderer.policy.redactedString(for: response?.url ?? request.url)
+        shownURL(of: response)
     }
 
     /// `<-- 200 GET url (12.3 ms, streamed body)`: the head of a streamed 2xx response, whose bytes go to the caller

@@ -11,10 +11,27 @@ struct RecordFormatter: Sendable {
     let callID: Int
     let request: URLRequest
     let renderer: BodyRenderer
+    /// The request's URL as shown, redacted once for every record of the exchange.
+    let url: String
+
+    init(level: LogLevel, callID: Int, request: URLRequest, renderer: BodyRenderer) {
+        self.level = level
+        self.callID = callID
+        self.request = request
+        self.renderer = renderer
+        self.url = renderer.policy.redactedString(for: request.url)
+    }
 
     private var policy: RedactionPolicy { renderer.policy }
     private var method: String { request.httpMethod ?? "GET" }
-    private var url: String { policy.redactedString(for: request.url) }
+
+    /// The URL of a response as shown: the request's, already redacted, unless the response came from elsewhere.
+    func shownURL(of response: URLResponse?) -> String {
+        guard let responseURL = response?.url, responseURL.absoluteString != request.url?.absoluteString else {
+            return url
+        }
+        return policy.redactedString(for: responseURL)
+    }
 
     private var baseMetadata: [String: String] {
         ["call_id": String(callID), "method": method, "url": url]
@@ -69,14 +86,14 @@ struct RecordFormatter: Sendable {
     func responseRecord(_ response: URLResponse, data: Data, duration: Duration) -> LogRecord {
         let http = response as? HTTPURLResponse
         let status = http.map { String($0.statusCode) } ?? "non-HTTP response"
-        let shownURL = policy.redactedString(for: response.url ?? request.url)
+        let responseURL = shownURL(of: response)
         let milliseconds = Self.milliseconds(duration)
         var metadata = baseMetadata
-        metadata["url"] = shownURL
+        metadata["url"] = responseURL
         metadata["status"] = http.map { String($0.statusCode) }
         metadata["duration_ms"] = milliseconds
         metadata["response_bytes"] = String(data.count)
-        let head = "<-- \(status) \(method) \(shownURL) (\(milliseconds) ms"
+        let head = "<-- \(status) \(method) \(responseURL) (\(milliseconds) ms"
         guard level >= .headers else {
             return LogRecord(
                 severity: .info,

@@ -44,9 +44,17 @@ public struct MetricsLabels: Hashable, Sendable, CustomStringConvertible {
         if let named = endpoint as? any MetricsRouteNaming {
             return named.metricsRoute
         }
+        // A type that is not an enum has one route, its name: worked out once per type (a `Mirror` per request costs
+        // microseconds).
+        let type = ObjectIdentifier(Swift.type(of: endpoint))
+        if let route = typeRoutes.withLock({ $0[type] }) { return route }
         let mirror = Mirror(reflecting: endpoint)
         guard mirror.displayStyle == .enum else {
-            return String(describing: type(of: endpoint))
+            let route = String(describing: Swift.type(of: endpoint))
+            typeRoutes.withLock { routes in
+                if routes.count < maximumRememberedTypes { routes[type] = route }
+            }
+            return route
         }
         // A case with associated values reflects as one child labelled with the case name; a case without any
         // has no children and describes itself by its name (unless the enum customises its description, which is
@@ -57,7 +65,19 @@ public struct MetricsLabels: Hashable, Sendable, CustomStringConvertible {
         return String(describing: endpoint)
     }
 
+    /// The routes of endpoint types that are not enums, by type.
+    private static let typeRoutes = Locked([ObjectIdentifier: String]())
+    /// The most types ``typeRoutes`` remembers (an app has a few endpoint types).
+    private static let maximumRememberedTypes = 1_024
+
     private static func clean(_ route: String) -> String {
+        // Most routes are already clean: no whitespace at either end, short enough.
+        if route.utf8.count <= maximumRouteLength, let first = route.unicodeScalars.first,
+            let last = route.unicodeScalars.last, !CharacterSet.whitespacesAndNewlines.contains(first),
+            !CharacterSet.whitespacesAndNewlines.contains(last)
+        {
+            return route
+        }
         let trimmed = route.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return unknownRoute }
         return trimmed.count > maximumRouteLength ? String(trimmed.prefix(maximumRouteLength)) : trimmed

@@ -284,7 +284,7 @@ public struct RetryPlugin: NetworkAgentPlugin {
     /// Whether the method allows retries, adding an idempotency key where the policy says so.
     private func prepareIdempotency(of request: inout URLRequest, method: String) -> Bool {
         guard !idempotentMethods.contains(method) else { return true }
-        let hasKey = request.value(forHTTPHeaderField: Self.idempotencyKeyHeader) != nil
+        let hasKey = request.headerField(Self.idempotencyKeyHeader) != nil
         switch policy.nonIdempotentMethods {
         case .neverRetry:
             return false

@@ -18,7 +18,7 @@ struct RequestBuilder {
         request.timeoutInterval = (endpoint.timeout ?? configuration.timeout).timeInterval
         for (name, value) in endpoint.headers {
             try HTTPHeaderValidator.validate(name: name, value: value)
-            request.setValue(value, forHTTPHeaderField: name)
+            request.setHeaderField(value, for: name)
         }
         applyDefaults(to: &request)
 
@@ -63,8 +63,8 @@ struct RequestBuilder {
     }
 
     private func setDefault(_ value: String, for name: String, on request: inout URLRequest) {
-        if request.value(forHTTPHeaderField: name) == nil {
-            request.setValue(value, forHTTPHeaderField: name)
+        if request.headerField(name) == nil {
+            request.setHeaderField(value, for: name)
         }
     }
 

@@ -22,15 +22,15 @@ extension URLRequest {
     /// sends that field. A custom ``HTTPTransport`` reads the names, then sets this property to `[]` before sending.
     public var sensitiveHeaderNames: Set<String> {
         get {
-            guard let field = value(forHTTPHeaderField: Self.sensitiveHeadersField) else { return [] }
+            guard let field = headerField(Self.sensitiveHeadersField) else { return [] }
             let names = field.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             return Set(names.filter { !$0.isEmpty })
         }
         set {
             let names = newValue.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
-            setValue(
+            setHeaderField(
                 names.isEmpty ? nil : names.sorted().joined(separator: ", "),
-                forHTTPHeaderField: Self.sensitiveHeadersField
+                for: Self.sensitiveHeadersField
             )
         }
     }

@@ -16,6 +16,31 @@ import FoundationNetworking
         return request
     }
 
+    /// The byte check that skips `URLComponents` for a URL already in normal form answers only where the
+    /// `URLComponents` normalisation would return the text unchanged (issue 29).
+    @Test func theNormalisedFastPathAgreesWithURLComponents() throws {
+        let samples = [
+            "http://127.0.0.1:8080/plain/data.json", "http://127.0.0.1:8080/cached/data.json?n=12",
+            "https://example.com/a/b?x=1&y=%20z", "http://example.com:80/a", "https://example.com:443/",
+            "http://Example.com/a", "HTTP://example.com/a", "http://example.com", "http://example.com/a#f",
+            "http://u:p@example.com/a", "http://example.com:08080/a", "http://localhost:65535/x?q=a+b;c=d",
+            "http://a-b.c-d.e/x~y_z", "http://[::1]:8080/a", "http://example.com/a/./b", "http://example.com/%7Efoo",
+            "http://xn--bcher-kva.example/a", "http://-a.com/", "http://example.com:/a", "http://1.2.3.4:99999/a",
+            "http://example.com/a?b=c@d:e/f?g", "ftp://example.com/a", "https://example.com:8443/p?q",
+        ]
+        var fast = 0
+        for sample in samples {
+            let url = try #require(URL(string: sample))
+            let expected = CacheKey.normalizedURLByComponents(url)
+            #expect(CacheKey.normalizedURL(url) == expected, "\(sample)")
+            if CacheKey.isNormalized(url.absoluteString) {
+                fast += 1
+                #expect(expected == url.absoluteString, "\(sample)")
+            }
+        }
+        #expect(fast == 8)
+    }
+
     @Test func urlsAreNormalised() throws {
         let key = try #require(CacheKey(request: try request("HTTP://Example.COM:80?b=2&a=1#frag")))
         #expect(key.url == "http://example.com/?b=2&a=1")

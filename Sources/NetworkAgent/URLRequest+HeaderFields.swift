@@ -1,0 +1,69 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// HTTP field names compared and spelled as Foundation's `URLRequest` does, without its cost per call.
+package enum HTTPFieldName {
+    /// Whether two field names are equal without case, as `URLRequest.value(forHTTPHeaderField:)` compares them
+    /// (both lowercased): ASCII names are compared byte by byte without allocating, others through `lowercased()`.
+    package static func equal(_ lhs: String, _ rhs: String) -> Bool {
+        guard lhs.utf8.count == rhs.utf8.count || !isASCII(lhs) || !isASCII(rhs) else { return false }
+        guard isASCII(lhs), isASCII(rhs) else { return lhs.lowercased() == rhs.lowercased() }
+        return zip(lhs.utf8, rhs.utf8).allSatisfy { left, right in
+            left == right || (left | 0x20 == right | 0x20 && (left | 0x20) >= 0x61 && (left | 0x20) <= 0x7a)
+        }
+    }
+
+    private static func isASCII(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 < 0x80 }
+    }
+
+    /// The most names ``canonical(_:)`` remembers.
+    private static let remembered = 256
+    private static let spellings = Locked([String: String]())
+
+    /// The name under which `URLRequest.setValue(_:forHTTPHeaderField:)` files a new field: Foundation's
+    /// `capitalized` spelling (`x-api-key` becomes `X-Api-Key`), worked out once per name (up to 256 names; the rest
+    /// every time), since `capitalized` goes through `NSString` and costs microseconds.
+    package static func canonical(_ name: String) -> String {
+        if let known = spellings.withLock({ $0[name] }) { return known }
+        let spelled = name.capitalized
+        spellings.withLock { spellings in
+            if spellings.count < remembered { spellings[name] = spelled }
+        }
+        return spelled
+    }
+}
+
+extension URLRequest {
+    /// `value(forHTTPHeaderField:)` for the hot paths of the chain: the same answer, but one pass over the fields
+    /// comparing names ASCII case-insensitively, where Foundation on Linux case-folds every field name through
+    /// `NSString` on each call.
+    ///
+    /// - Parameter name: The field name, in any case.
+    /// - Returns: The field's value, or `nil` when the request has no such field.
+    package func headerField(_ name: String) -> String? {
+        guard let fields = allHTTPHeaderFields else { return nil }
+        if let exact = fields[name] { return exact }
+        for (key, value) in fields where HTTPFieldName.equal(key, name) { return value }
+        return nil
+    }
+
+    /// `setValue(_:forHTTPHeaderField:)` for the hot paths of the chain, with the same result: the field, under
+    /// whatever case it has, goes, and a value is filed under Foundation's spelling of `name`
+    /// (``HTTPFieldName/canonical(_:)``).
+    ///
+    /// - Parameters:
+    ///   - value: The new value, or `nil` to remove the field.
+    ///   - name: The field name, in any case.
+    package mutating func setHeaderField(_ value: String?, for name: String) {
+        var fields = allHTTPHeaderFields ?? [:]
+        let existing = fields[name] != nil ? name : fields.keys.first { HTTPFieldName.equal($0, name) }
+        guard value != nil || existing != nil else { return }
+        if let existing { fields[existing] = nil }
+        if let value { fields[HTTPFieldName.canonical(name)] = value }
+        allHTTPHeaderFields = fields
+    }
+}
