@@ -186,7 +186,7 @@ struct DiskCacheExchange: Sendable {
             guard replaces, let filed = storageKey(for: response, redirected: redirected, varyNames: varyNames)
             else { return }
             if redirected { await removeAllVariants(of: request) }
-            await plugin.access.remove(filed.key)
+            await plugin.store.remove(filed.key)
             return
         }
         guard let (key, url) = storageKey(for: response, redirected: redirected, varyNames: varyNames) else { return }
