@@ -23,7 +23,7 @@ extension DiskCacheExchange {
         let clock = ContinuousClock()
         // Never past the request's own deadline: a waiter whose timeout is shorter than the store's limit
         // validates itself when its time is up.
-        let deadline = clock.now + min(shared.revalidationWaitLimit, .seconds(request.timeoutInterval))
+        let deadline = clock.now + min(shared.revalidationWaitLimit, Duration(timeInterval: request.timeoutInterval))
         var pause = Duration.milliseconds(2)
         while clock.now < deadline {
             do {

@@ -154,15 +154,18 @@ struct DiskCacheExchange: Sendable {
             next: next,
             isBackground: true
         )
+        // The refresh outlives the request that started it: its store calls are not bound by that request's deadline.
         Task {
-            defer { refresh.state.endRefresh(id) }
-            guard let claimed = await refresh.claimRevalidation(of: stored) else { return }
-            do {
-                _ = try await refresh.validate(claimed)
-            } catch {
-                refresh.state.record("error", ["reason": "refresh_failed", "method": refresh.method])
+            await StoreDeadline.$current.withValue(nil) {
+                defer { refresh.state.endRefresh(id) }
+                guard let claimed = await refresh.claimRevalidation(of: stored) else { return }
+                do {
+                    _ = try await refresh.validate(claimed)
+                } catch {
+                    refresh.state.record("error", ["reason": "refresh_failed", "method": refresh.method])
+                }
+                await refresh.releaseRevalidation(of: stored)
             }
-            await refresh.releaseRevalidation(of: stored)
         }
     }
 

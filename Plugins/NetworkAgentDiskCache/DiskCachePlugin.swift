@@ -122,6 +122,18 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         endpoint: any NetworkAgentEndpoint,
         next: NetworkAgentExchange
     ) async throws -> (data: Data, response: URLResponse) {
+        // Every store call made for this request is bounded by the request's own deadline (StoreDeadline).
+        try await StoreDeadline.$current.withValue(.now + Duration(timeInterval: request.timeoutInterval)) {
+            try await answer(request, endpoint: endpoint, next: next)
+        }
+    }
+
+    /// ``intercept(_:endpoint:next:)``, within the request's store deadline.
+    private func answer(
+        _ request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        next: NetworkAgentExchange
+    ) async throws -> (data: Data, response: URLResponse) {
         let method = (request.httpMethod ?? "GET").uppercased()
         guard method == "GET" || method == "HEAD" else {
             return try await forwardUncached(request, method: method, next: next)

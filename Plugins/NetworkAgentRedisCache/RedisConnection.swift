@@ -2,6 +2,7 @@ import CHiredis
 import Dispatch
 import Foundation
 import NetworkAgent
+import NetworkAgentDiskCache
 
 #if canImport(Glibc)
 import Glibc
@@ -121,8 +122,8 @@ final class RedisConnection: @unchecked Sendable {
     }
 
     /// Sends a command and suspends until its reply, or until ``RedisStore/Configuration/commandTimeout`` has
-    /// passed (the caller is resumed then, with a failure, and Redis is treated as down); the caller's thread is free
-    /// meanwhile.
+    /// passed (the caller is resumed then, with a failure, and Redis is treated as down), or until the deadline of
+    /// the request it serves (`StoreDeadline`), if that comes first; the caller's thread is free meanwhile.
     func command(_ arguments: [Data], script: RedisScript? = nil) async -> Result<RedisReply, RedisStore.Error> {
         let timeout = configuration.commandTimeout
         let circuit = self.circuit
@@ -132,6 +133,13 @@ final class RedisConnection: @unchecked Sendable {
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) {
                 let failure = Self.deadlineError(timeout)
                 if pending.resume(.failure(failure)) { circuit.open(failure) }
+            }
+            // A request with less time left than the command timeout is not held past its own deadline; Redis is
+            // not known to be down for that, so the circuit stays as it is.
+            if let left = StoreDeadline.remaining, left < timeout {
+                DispatchQueue.global().asyncAfter(deadline: .now() + max(left, .zero).timeInterval) {
+                    pending.resume(.failure(RedisStore.Error(.commandFailed, "no reply before the request's deadline")))
+                }
             }
         }
     }

@@ -76,4 +76,25 @@ struct RedisPauseTests {
         #expect(hit, "the store did not come back after Redis resumed")
         #expect(slowest < .seconds(1), "a request after the resume took \(slowest)")
     }
+
+    /// A store call never holds a request past the request's own deadline, even when the store's command timeout
+    /// is longer (issue 26, item 9: the endpoint's timeout covers store calls).
+    @Test func aStoreCallEndsAtTheRequestsDeadline() async throws {
+        let redis = try await PausableRedis.start()
+        let store = try RedisStore(
+            configuration: RedisStore.Configuration(url: try #require(redis.url), commandTimeout: .seconds(3))
+        )
+        let cache = try CacheHarness(store: store, cleanUp: store.cleanUp) { request, now in
+            .cached("item \(request.path)", at: now, [("Cache-Control", "max-age=300")])
+        }
+        #expect(try await cache.send("/warm").status == .miss)
+        try redis.pause()
+        defer { try? redis.resume() }
+        // The lookup waits for the request's 300 ms, not the store's 3 s; the fetch that follows has its own
+        // deadline, and the write after it gives up at once (the request's deadline has passed).
+        let (answer, elapsed) = try await timed { try await cache.send("/paused", timeout: .milliseconds(300)) }
+        #expect(answer.status == .miss && answer.body == "item /paused")
+        // Before: 3 s (the lookup waited out the command timeout).
+        #expect(elapsed < .milliseconds(1_500), "a request with a 300 ms deadline took \(elapsed)")
+    }
 }

@@ -93,16 +93,24 @@ public final class CacheHarness: Sendable {
     ///   - path: The resource.
     ///   - method: The method.
     ///   - headers: Header fields besides `Accept: text/plain`.
+    ///   - timeout: The request's deadline.
     /// - Returns: The answer.
     /// - Throws: What the provider throws.
     public func send(
         _ path: String = "/resource",
         method: HTTPMethod = .get,
-        headers: [String: String] = [:]
+        headers: [String: String] = [:],
+        timeout: Duration = .seconds(10)
     ) async throws -> CacheAnswer {
         var allHeaders = ["Accept": "text/plain"]
         allHeaders.merge(headers) { $1 }
-        let endpoint = CacheEndpoint(baseURL: server.baseURL, path: path, method: method, headers: allHeaders)
+        let endpoint = CacheEndpoint(
+            baseURL: server.baseURL,
+            path: path,
+            method: method,
+            headers: allHeaders,
+            timeout: timeout
+        )
         let (data, response) = try await recorder.observing { try await provider.request(endpoint: endpoint) }
         return CacheAnswer(
             body: String(decoding: data, as: UTF8.self),
