@@ -20,25 +20,51 @@ extension DiskCacheExchange {
         let shared = plugin.store
         guard mayCoalesce(stored) else { return try await validate(stored) }
         if await shared.claimRevalidation(of: stored.key) { return try await validateAsHolder(stored, on: shared) }
-        let clock = ContinuousClock()
         // Never past the request's own deadline: a waiter whose timeout is shorter than the store's limit
         // validates itself when its time is up.
-        let deadline = clock.now + min(shared.revalidationWaitLimit, Duration(timeInterval: request.timeoutInterval))
+        let deadline =
+            ContinuousClock.now + min(shared.revalidationWaitLimit, Duration(timeInterval: request.timeoutInterval))
+        switch await pollSharedStore(
+            claim: stored.key,
+            until: deadline,
+            answer: { await freshAnswer(replacing: stored) }
+        ) {
+        case .answered(let answer): return answer
+        case .claimed: return try await validateAsHolder(stored, on: shared)
+        case nil: break
+        }
+        plugin.state.record("coalescing_timeout", ["method": method])
+        return try await validate(stored)
+    }
+
+    /// What polling a shared store for another process's work ended with.
+    enum SharedStorePoll {
+        /// Another process stored what answers this request.
+        case answered((data: Data, response: URLResponse))
+        /// The claim was free again without an answer (its holder failed or is gone): this request holds it now.
+        case claimed
+    }
+
+    /// Polls the shared store (2 ms, doubling to 50 ms) until `answer` finds what another process stored, the
+    /// claim `claim` can be taken over, or `deadline` has passed or the task was cancelled (`nil`).
+    func pollSharedStore(
+        claim: CacheKey,
+        until deadline: ContinuousClock.Instant,
+        answer: () async -> (data: Data, response: URLResponse)?
+    ) async -> SharedStorePoll? {
+        let clock = ContinuousClock()
         var pause = Duration.milliseconds(2)
         while clock.now < deadline {
             do {
                 try await Task.sleep(for: min(pause, deadline - clock.now))
             } catch {
-                break
+                return nil
             }
-            if let answer = await freshAnswer(replacing: stored) { return answer }
-            // The claim is free again without a fresh entry: its holder released it after a failed revalidation,
-            // or is gone (its claim lapsed). This request takes over instead of waiting out the limit.
-            if await shared.claimRevalidation(of: stored.key) { return try await validateAsHolder(stored, on: shared) }
+            if let answer = await answer() { return .answered(answer) }
+            if await plugin.store.claimRevalidation(of: claim) { return .claimed }
             pause = min(pause * 2, .milliseconds(50))
         }
-        plugin.state.record("coalescing_timeout", ["method": method])
-        return try await validate(stored)
+        return nil
     }
 
     /// Validates a stored response as the holder of its claim, and releases the claim.

@@ -108,19 +108,10 @@ extension DiskCacheExchange {
             return try await fetchHolding(key, claim: claim, on: shared, reason: reason)
         }
         guard mayWaitForOthers else { return try await fetchMiss(reason: reason) }
-        let clock = ContinuousClock()
-        var pause = Duration.milliseconds(2)
-        while clock.now < deadline {
-            do {
-                try await Task.sleep(for: min(pause, deadline - clock.now))
-            } catch {
-                break
-            }
-            if let answer = await collapsedAnswer(key).answer { return answer }
-            if await shared.claimRevalidation(of: claim) {
-                return try await fetchHolding(key, claim: claim, on: shared, reason: reason)
-            }
-            pause = min(pause * 2, .milliseconds(50))
+        switch await pollSharedStore(claim: claim, until: deadline, answer: { await collapsedAnswer(key).answer }) {
+        case .answered(let answer): return answer
+        case .claimed: return try await fetchHolding(key, claim: claim, on: shared, reason: reason)
+        case nil: break
         }
         if !Task.isCancelled { plugin.state.record("coalescing_timeout", ["method": method, "kind": "miss"]) }
         return try await fetchMiss(reason: reason, coalesced: "timeout")

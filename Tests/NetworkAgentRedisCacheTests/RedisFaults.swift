@@ -59,29 +59,9 @@ final class FixedReplyServer: Sendable {
     private let state = Locked((stopped: false, clients: [Int32]()))
 
     init(reply: String) throws {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        try #require(descriptor >= 0, "socket: errno \(errno)")
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && listen(descriptor, 16) == 0
-                    && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else {
-            close(descriptor)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "bind: errno \(errno)"])
-        }
+        let (descriptor, port) = try loopbackListener()
         listener = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let bytes = Array(reply.utf8)
         let state = self.state
         let thread = Thread {
@@ -137,14 +117,9 @@ final class DelayingProxy: Sendable {
     private let state = Locked((stopped: false, sockets: [Int32]()))
 
     init(to upstreamPort: Int, delay: Duration) throws {
-        let listener = try Self.makeListener()
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
+        let (listener, port) = try loopbackListener()
         self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let state = self.state
         Thread {
             while true {
@@ -211,29 +186,6 @@ final class DelayingProxy: Sendable {
         shutdown(destination, Int32(SHUT_WR))
     }
 
-    private static func makeListener() throws -> Int32 {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        try #require(descriptor >= 0, "socket: errno \(errno)")
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 && listen(descriptor, 16) == 0
-            }
-        }
-        guard bound else {
-            close(descriptor)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "bind: errno \(errno)"])
-        }
-        return descriptor
-    }
-
     private static func dial(_ port: Int) -> Int32 {
         #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -256,4 +208,30 @@ final class DelayingProxy: Sendable {
         }
         return descriptor
     }
+}
+
+/// A TCP socket listening on a free loopback port, and the port.
+private func loopbackListener() throws -> (descriptor: Int32, port: Int) {
+    #if canImport(Glibc)
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+    let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+    #endif
+    try #require(descriptor >= 0, "socket: errno \(errno)")
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(descriptor, $0, length) == 0 && listen(descriptor, 16) == 0
+                && getsockname(descriptor, $0, &length) == 0
+        }
+    }
+    guard bound else {
+        close(descriptor)
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "bind: errno \(errno)"])
+    }
+    return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
 }
