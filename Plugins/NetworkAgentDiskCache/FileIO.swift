@@ -2,6 +2,11 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+// `stat` and `timespec` are declared by the toolchain's shims module: an optimised build, checking member imports
+// per file, wants it named.
+#if canImport(SwiftOverlayShims)
+import SwiftOverlayShims
+#endif
 #elseif canImport(Musl)
 import Musl
 #elseif canImport(Darwin)
