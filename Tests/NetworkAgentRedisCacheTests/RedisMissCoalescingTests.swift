@@ -68,9 +68,11 @@ struct RedisMissCoalescingTests {
             handler: { _, now in .cached("body", at: now, [("Cache-Control", "max-age=60")]) }
         )
         do {
-            // A holder that claims the fetch and disappears without releasing it (a crash, a dropped store).
+            // A holder that claims the fetch and disappears without releasing it (a crash): shutting the store down
+            // stops its lease renewal and releases nothing.
             let holder = try Self.store(prefix: prefix)
             #expect(await holder.claimRevalidation(of: try Self.claim(cache)))
+            await holder.shutdown()
         }
         let (answer, elapsed) = try await timed { try await cache.send() }
         #expect(answer.status == .miss && answer.body == "body")
