@@ -113,27 +113,19 @@ enum MissCoalesceScenario {
         repetition: Int
     ) async throws -> Int {
         let prefix = "networkagent-bench:\(ProcessInfo.processInfo.processIdentifier):miss:\(repetition)"
-        let summaries: [[String: Int]]
-        do {
-            summaries = try await RedisWorker.runWorkers(
-                executable: context.executable,
-                leading: ["--redis-worker"],
-                count: workerProcesses,
-                redis: redis,
-                prefix: prefix,
-                resource: origin.baseURL.appendingPathComponent(path),
-                requests: requests / workerProcesses,
-                clockOffset: 0
-            )
-        } catch let failure as RedisWorker.Failure {
-            throw BenchFailure(failure.description)
-        }
+        _ = try await RedisScenarios.runWorkers(
+            context,
+            count: workerProcesses,
+            redis: redis,
+            prefix: prefix,
+            resource: origin.baseURL.appendingPathComponent(path),
+            requestsEach: requests / workerProcesses,
+            clockOffset: 0
+        )
         if let written = try? RedisStore(configuration: RedisStore.Configuration(url: redis, keyPrefix: prefix)) {
             await written.removeAll()
             await written.shutdown()
         }
-        let ok = summaries.reduce(0) { $0 + ($1["ok"] ?? 0) }
-        guard ok == requests else { throw BenchFailure("only \(ok) of \(requests) worker requests succeeded") }
         return origin.requests.filter { $0.path == "/" + path }.count
     }
 }

@@ -169,25 +169,15 @@ enum RedisScenarios {
                 let endpoint = BenchEndpoint.get(origin.baseURL, path: "popular.json")
                 _ = try await provider.request(endpoint: endpoint)
                 let before = conditional.withLock { $0 }
-                let summaries: [[String: Int]]
-                do {
-                    summaries = try await RedisWorker.runWorkers(
-                        executable: context.executable,
-                        leading: ["--redis-worker"],
-                        count: workerProcesses,
-                        redis: redisURL,
-                        prefix: prefix,
-                        resource: origin.baseURL.appendingPathComponent("popular.json"),
-                        requests: requestsPerWorker,
-                        clockOffset: clockOffset
-                    )
-                } catch let failure as RedisWorker.Failure {
-                    throw BenchFailure(failure.description)
-                }
-                let ok = summaries.reduce(0) { $0 + ($1["ok"] ?? 0) }
-                guard ok == workerProcesses * requestsPerWorker else {
-                    throw BenchFailure("only \(ok) of \(workerProcesses * requestsPerWorker) worker requests succeeded")
-                }
+                let summaries = try await runWorkers(
+                    context,
+                    count: workerProcesses,
+                    redis: redisURL,
+                    prefix: prefix,
+                    resource: origin.baseURL.appendingPathComponent("popular.json"),
+                    requestsEach: requestsPerWorker,
+                    clockOffset: clockOffset
+                )
                 counts.append(conditional.withLock { $0 } - before)
                 let kinds = ["hit", "revalidated", "stale", "miss"]
                 outcomes.append(
@@ -243,6 +233,39 @@ enum RedisScenarios {
     }
 
     /// The run's Redis, found or started on the first call.
+    /// Runs `count` worker processes (the bench started again with `--redis-worker`) on one Redis, each sending
+    /// `requestsEach` requests for `resource`, and returns their summaries; fails unless every request succeeded.
+    static func runWorkers(
+        _ context: BenchContext,
+        count: Int,
+        redis: URL,
+        prefix: String,
+        resource: URL,
+        requestsEach: Int,
+        clockOffset: Int
+    ) async throws -> [[String: Int]] {
+        let summaries: [[String: Int]]
+        do {
+            summaries = try await RedisWorker.runWorkers(
+                executable: context.executable,
+                leading: ["--redis-worker"],
+                count: count,
+                redis: redis,
+                prefix: prefix,
+                resource: resource,
+                requests: requestsEach,
+                clockOffset: clockOffset
+            )
+        } catch let failure as RedisWorker.Failure {
+            throw BenchFailure(failure.description)
+        }
+        let ok = summaries.reduce(0) { $0 + ($1["ok"] ?? 0) }
+        guard ok == count * requestsEach else {
+            throw BenchFailure("only \(ok) of \(count * requestsEach) worker requests succeeded")
+        }
+        return summaries
+    }
+
     static func redis(_ context: BenchContext) async -> Result<URL, BenchFailure> {
         if let redis { return redis }
         let found = await findOrStartRedis()
