@@ -31,6 +31,8 @@ enum BenchCommand {
             exit(LoopbackServeMode.run(gzipBody: gzipBody))
         case .measureUpload(let url, let file):
             exit(await UploadChildMode.run(url: url, file: file))
+        case .measureBreaker(let requests):
+            exit(await ResilienceScenarios.measureBreakerChild(requests: requests))
         case .redisWorker(let arguments):
             // The tests' RedisCacheWorker runs the same steps; here on the default transport, and an answer counts
             // only when it is the 1 KiB document.

@@ -17,6 +17,9 @@ struct BenchOptions: Sendable {
         case measureUpload(url: URL, file: URL)
         /// One process of `redis_coalesce` or `miss_coalesce` (hidden): the arguments after `--redis-worker`.
         case redisWorker([String])
+        /// Hidden: one repetition of `breaker_overhead`'s in-process A/B, `requests` calls per side, in a fresh
+        /// process (the `breaker_overhead` child).
+        case measureBreaker(requests: Int)
     }
 
     /// Which HTTP server the scenarios talk to.
@@ -97,6 +100,11 @@ struct BenchOptions: Sendable {
                     throw BenchUsageError("--measure-upload needs a URL and a file")
                 }
                 options.mode = .measureUpload(url: url, file: URL(fileURLWithPath: file))
+            case "--measure-breaker":
+                guard let requests = remaining.popFirst().flatMap({ Int($0) }), requests > 0 else {
+                    throw BenchUsageError("--measure-breaker needs a positive request count")
+                }
+                options.mode = .measureBreaker(requests: requests)
             default:
                 guard !argument.hasPrefix("-") else { throw BenchUsageError("unknown option \(argument)") }
                 guard Scenario.all.contains(where: { $0.name == argument }) else {

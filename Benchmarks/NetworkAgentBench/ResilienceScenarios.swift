@@ -285,9 +285,11 @@ enum ResilienceScenarios {
 
     /// `breaker_overhead`: CPU time per request a closed breaker adds. Value: with the breaker minus without, on a
     /// transport that answers at once, so that nothing but the breaker differs (on this shared 2-core machine the
-    /// same A/B over CurlTransport varies by tens of µs between runs, far more than the 2 µs goal); baseline: the
-    /// provider's CPU per request on CurlTransport against the bench server without the breaker; the note gives that
-    /// A/B's difference.
+    /// same A/B over CurlTransport varies by tens of µs between runs, far more than the 2 µs goal), measured in a
+    /// fresh child process per repetition (`--measure-breaker`): in the bench's own process, after the scenarios
+    /// before it, the same A/B read about twice as much as in a fresh one, because everything those scenarios left
+    /// behind (threads, heap) slows both sides. Baseline: the provider's CPU per request on CurlTransport against the
+    /// bench server without the breaker; the note gives that A/B's difference.
     static func overhead(_ context: BenchContext) async throws -> Measurement {
         let server = try await context.server()
         let transport = CurlTransport()
@@ -306,7 +308,8 @@ enum ResilienceScenarios {
         }
         var baselines: [Double] = []
         var differences: [Double] = []
-        var isolated: [Double] = []
+        var isolated: [IsolatedCost] = []
+        let isolatedRequests = context.options.quick ? 100_000 : 500_000
         for repetition in 0..<context.options.repetitions {
             let base: Double
             let subject: Double
@@ -319,19 +322,23 @@ enum ResilienceScenarios {
             }
             baselines.append(base)
             differences.append(subject - base)
-            isolated.append(try await isolatedCost(requests: context.options.quick ? 100_000 : 500_000))
+            let output = try await ChildProcess.run(context.executable, ["--measure-breaker", "\(isolatedRequests)"])
+            guard output.status == 0, let cost = IsolatedCost(line: output.output) else {
+                throw BenchFailure("the breaker_overhead child failed: \(output.errorSummary)")
+            }
+            isolated.append(cost)
         }
-        let passThrough = try await isolatedCost(
-            requests: context.options.quick ? 100_000 : 500_000,
-            plugin: PassThroughPlugin()
-        )
-        var measurement = Measurement(value: isolated.median, baseline: baselines.median)
-        measurement.values = isolated
+        await transport.shutdown()
+        var measurement = Measurement(value: isolated.map(\.breaker).median, baseline: baselines.median)
+        measurement.values = isolated.map(\.breaker)
         measurement.note =
-            "value: CPU (user+sys) per request with - without the breaker on a transport that answers at once; "
-            + "baseline: CPU per request without it on CurlTransport, \(requests) sequential GETs of the bench "
-            + "server per run; a plugin whose intercept only calls next costs "
-            + String(format: "%.2f µs", passThrough) + " the same way; the same A/B on CurlTransport: median "
+            "value: CPU (user+sys) per request with - without the breaker on a transport that answers at once, "
+            + "median of 100 interleaved pairs of blocks in a fresh child process per repetition (without it: "
+            + String(format: "%.2f µs", isolated.map(\.plain).median ?? .nan)
+            + " per call); baseline: CPU per request without it on CurlTransport, \(requests) sequential GETs of "
+            + "the bench server per run; a plugin whose intercept only calls next costs "
+            + String(format: "%.2f µs", isolated.map(\.passThrough).median ?? .nan)
+            + " the same way; the same A/B on CurlTransport: median "
             + String(
                 format: "%.1f µs, range %.1f to %.1f µs",
                 differences.median ?? .nan,
@@ -341,28 +348,78 @@ enum ResilienceScenarios {
         return measurement
     }
 
-    /// CPU per request the breaker adds on a transport that answers at once, in µs.
+    /// What the `--measure-breaker` child reports, in µs of CPU per call: the breaker's cost, a pass-through
+    /// plugin's, and a call without plugins. One line: `breaker passThrough plain`.
+    struct IsolatedCost: Sendable {
+        let breaker: Double
+        let passThrough: Double
+        let plain: Double
+
+        init(breaker: Double, passThrough: Double, plain: Double) {
+            self.breaker = breaker
+            self.passThrough = passThrough
+            self.plain = plain
+        }
+
+        init?(line: String) {
+            guard let last = line.split(separator: "\n").last else { return nil }
+            let fields = last.split(separator: " ").compactMap { Double($0) }
+            guard fields.count == 3 else { return nil }
+            self.init(breaker: fields[0], passThrough: fields[1], plain: fields[2])
+        }
+
+        var line: String { "\(breaker) \(passThrough) \(plain)" }
+    }
+
+    /// The hidden `--measure-breaker REQUESTS` mode: the breaker's and a pass-through plugin's cost per call, each
+    /// over `requests` calls per side, printed as an ``IsolatedCost`` line.
+    ///
+    /// - Returns: The exit status.
+    static func measureBreakerChild(requests: Int) async -> Int32 {
+        do {
+            let breaker = try await isolatedCost(requests: requests, plugin: CircuitBreakerPlugin())
+            let passThrough = try await isolatedCost(requests: requests, plugin: PassThroughPlugin())
+            let line = IsolatedCost(
+                breaker: breaker.difference,
+                passThrough: passThrough.difference,
+                plain: breaker.plain
+            )
+            .line
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            return 0
+        } catch {
+            log("the breaker_overhead child failed: \(error)")
+            return 1
+        }
+    }
+
+    /// CPU per call a plugin adds on a transport that answers at once, and a call's CPU without it, in µs: the
+    /// medians over interleaved pairs of blocks.
     static func isolatedCost(
         requests: Int,
-        plugin: any NetworkAgentPlugin = CircuitBreakerPlugin()
+        plugin: any NetworkAgentPlugin
     ) async throws
-        -> Double
+        -> (difference: Double, plain: Double)
     {
         let transport = InstantTransport()
         let plain = NetworkAgentProvider<BenchEndpoint>(agent: NetworkAgent(transport: transport))
         let guarded = NetworkAgentProvider<BenchEndpoint>(plugins: [plugin], agent: NetworkAgent(transport: transport))
-        let endpoint = BenchEndpoint.get(URL(string: "http://127.0.0.1:9")!, path: "/item")
+        guard let base = URL(string: "http://127.0.0.1:9") else { throw BenchFailure("bad URL") }
+        let endpoint = BenchEndpoint.get(base, path: "/item")
         func cpu(_ provider: NetworkAgentProvider<BenchEndpoint>, _ count: Int) async throws -> Double {
             let before = ProcessCPU.seconds
             for _ in 0..<count { _ = try await provider.request(endpoint: endpoint) }
             return (ProcessCPU.seconds - before) / Double(count) * 1e6
         }
-        // Short blocks in turns, so that drift (other work on the machine) hits both sides of each pair alike.
-        let pairs = 20
+        // Many short blocks in turns, so that drift (other work on the machine) hits both sides of each pair alike;
+        // the median of the pairs' differences leaves out the pairs a burst of other work hit (20 pairs of longer
+        // blocks read 1.5-2.5 µs in runs where 100 pairs read 1.4-1.7).
+        let pairs = 100
         let block = max(1, requests / pairs)
         _ = try await cpu(plain, block)
         _ = try await cpu(guarded, block)
         var differences: [Double] = []
+        var plainCosts: [Double] = []
         for pair in 0..<pairs {
             let base: Double
             let subject: Double
@@ -374,8 +431,9 @@ enum ResilienceScenarios {
                 base = try await cpu(plain, block)
             }
             differences.append(subject - base)
+            plainCosts.append(base)
         }
-        return differences.median ?? .nan
+        return (differences.median ?? .nan, plainCosts.median ?? .nan)
     }
 }
 
