@@ -136,6 +136,13 @@ final class CurlTransfer: @unchecked Sendable {
     /// The last progress recorded for the relay.
     var reported = TransferProgress()
     var timings: HTTPTransferTimings?
+    // Admission (CurlEngine): the origin whose connection limit the transfer counts against (HTTP/1.1 only), whether
+    // it waits in the engine's line for room there, until when it may wait (uptime ns), and how long it waited
+    // (taken off its libcurl timeout, which counts from when it was sent).
+    var admissionOrigin: String?
+    var isWaiting = false
+    var waitDeadline: UInt64?
+    var waitedMilliseconds = 0
 
     init(
         request: URLRequest,
@@ -246,6 +253,21 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Header fields with duplicates merged by ", " (compared case-insensitively; the first spelling is kept), as
     /// URLSession does.
+    /// The scheme and authority of `urlString` (`http://host:port`), the text before the path: the key of the
+    /// engine's per-host admission. A host spelled two ways counts as two (a looser limit, never a wrong answer).
+    static func origin(of urlString: String) -> String {
+        let utf8 = urlString.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return urlString }
+        var index = utf8.index(after: colon)
+        while index != utf8.endIndex, utf8[index] == UInt8(ascii: "/") { index = utf8.index(after: index) }
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            index = utf8.index(after: index)
+        }
+        return String(urlString[..<index])
+    }
+
     static func merged(_ headerFields: [(name: String, value: String)]) -> [String: String] {
         var fields: [String: String] = [:]
         fields.reserveCapacity(headerFields.count)
