@@ -271,6 +271,18 @@ final class CurlTransfer: @unchecked Sendable {
     static func merged(_ headerFields: [(name: String, value: String)]) -> [String: String] {
         var fields: [String: String] = [:]
         fields.reserveCapacity(headerFields.count)
+        guard headerFields.count > 32 else {
+            // A head's few fields: an earlier field of the same name is found by comparing names (ASCII case
+            // folded on the bytes, Unicode's for others), not by lowercasing every name into a second dictionary.
+            for (index, (name, value)) in headerFields.enumerated() {
+                if let first = headerFields[..<index].first(where: { HTTPFieldName.equal($0.name, name) }) {
+                    fields[first.name] = (fields[first.name] ?? "") + ", " + value
+                } else {
+                    fields[name] = value
+                }
+            }
+            return fields
+        }
         var spelling: [String: String] = [:]
         for (name, value) in headerFields {
             let key = name.lowercased()
