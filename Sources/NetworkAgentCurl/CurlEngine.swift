@@ -53,6 +53,9 @@ final class CurlEngine: @unchecked Sendable {
         var closed = false
         /// The thread has ended its loop.
         var exited = false
+        /// The thread is in (or about to enter) `curl_multi_poll`: only then does a command need a wake-up. While it
+        /// works it takes the queue before it polls again, so a wake-up then would only cost two system calls.
+        var polling = false
         /// Callers of ``shutdown()`` waiting for the thread to end.
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -159,15 +162,19 @@ final class CurlEngine: @unchecked Sendable {
     /// Hands the thread a command; `false` when the engine is shut down and refuses a new transfer (`add`).
     @discardableResult
     func submit(_ command: Command) -> Bool {
-        // Only the command that finds the queue empty wakes the thread (a write to libcurl's wake-up socket): the
-        // commands queued behind it are read in the same pass, as the loop takes the whole queue after every wake.
+        // Only a command that finds the thread polling wakes it (a write to libcurl's wake-up socket, and a read on
+        // the thread): the commands queued behind it, or while it works, are read in its next pass, as the loop takes
+        // the whole queue before every poll.
         inbox.withLock { inbox in
             if case .add = command, inbox.closed { return false }
             // After the thread ended a stop or an unpause has nothing left to act on.
             guard !inbox.exited else { return true }
             inbox.commands.append(command)
             // Woken under the lock: once the thread has ended (`exited`, set under it) the multi handle is freed.
-            if inbox.commands.count == 1 { curl_multi_wakeup(multi) }
+            if inbox.polling {
+                inbox.polling = false
+                curl_multi_wakeup(multi)
+            }
             return true
         }
     }
@@ -181,7 +188,10 @@ final class CurlEngine: @unchecked Sendable {
                 if inbox.exited { return true }
                 inbox.waiters.append(continuation)
                 inbox.commands.append(.shutdown)
-                if inbox.commands.count == 1 { curl_multi_wakeup(multi) }
+                if inbox.polling {
+                    inbox.polling = false
+                    curl_multi_wakeup(multi)
+                }
                 return false
             }
             if ended { continuation.resume() }
@@ -208,6 +218,7 @@ final class CurlEngine: @unchecked Sendable {
         var incoming: [Command] = []
         while true {
             incoming = inbox.withLock { inbox in
+                inbox.polling = false
                 let taken = inbox.commands
                 inbox.commands.removeAll(keepingCapacity: true)
                 return taken
@@ -252,6 +263,13 @@ final class CurlEngine: @unchecked Sendable {
                 return
             }
             let timeout = min(expireHeadDeadlines(), expireWaitDeadlines())
+            // Commands that came while the thread worked are taken first, without a wake-up or a poll.
+            let idle = inbox.withLock { inbox in
+                guard inbox.commands.isEmpty else { return false }
+                inbox.polling = true
+                return true
+            }
+            guard idle else { continue }
             var ready: Int32 = 0
             let polled = hooks.multiResult?(.poll) ?? curl_multi_poll(multi, nil, 0, timeout, &ready)
             if polled == CURLM_OK {
