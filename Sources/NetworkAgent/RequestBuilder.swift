@@ -14,7 +14,8 @@ struct RequestBuilder {
     func makeRequest(for endpoint: any NetworkAgentEndpoint) throws(NetworkAgentError) -> URLRequest {
         let method = endpoint.method
         var request = URLRequest(url: try Self.url(base: endpoint.baseURL, path: endpoint.path))
-        request.httpMethod = method.name
+        // A new request's method is GET already; setting it normalises the name through Foundation again.
+        if method != .get { request.httpMethod = method.name }
         request.timeoutInterval = (endpoint.timeout ?? configuration.timeout).timeInterval
         for (name, value) in endpoint.headers {
             try HTTPHeaderValidator.validate(name: name, value: value)
