@@ -274,8 +274,14 @@ final class CurlTransfer: @unchecked Sendable {
         guard headerFields.count > 32 else {
             // A head's few fields: an earlier field of the same name is found by comparing names (ASCII case
             // folded on the bytes, Unicode's for others), not by lowercasing every name into a second dictionary.
+            // ASCII names (all a valid head has) of different lengths differ: most pairs end at the length.
+            let ascii = headerFields.allSatisfy { field in field.name.utf8.allSatisfy { $0 < 0x80 } }
+            func same(_ lhs: String, _ rhs: String) -> Bool {
+                guard ascii else { return HTTPFieldName.equal(lhs, rhs) }
+                return lhs.utf8.count == rhs.utf8.count && HTTPFieldName.equal(lhs, rhs)
+            }
             for (index, (name, value)) in headerFields.enumerated() {
-                if let first = headerFields[..<index].first(where: { HTTPFieldName.equal($0.name, name) }) {
+                if let first = headerFields[..<index].first(where: { same($0.name, name) }) {
                     fields[first.name] = (fields[first.name] ?? "") + ", " + value
                 } else {
                     fields[name] = value
