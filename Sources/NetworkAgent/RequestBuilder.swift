@@ -14,7 +14,8 @@ struct RequestBuilder {
     func makeRequest(for endpoint: any NetworkAgentEndpoint) throws(NetworkAgentError) -> URLRequest {
         let method = endpoint.method
         var request = URLRequest(url: try Self.url(base: endpoint.baseURL, path: endpoint.path))
-        request.httpMethod = method.name
+        // A new request's method is GET already; setting it normalises the name through Foundation again.
+        if method != .get { request.httpMethod = method.name }
         request.timeoutInterval = (endpoint.timeout ?? configuration.timeout).timeInterval
         for (name, value) in endpoint.headers {
             try HTTPHeaderValidator.validate(name: name, value: value)
@@ -172,29 +173,80 @@ struct RequestBuilder {
     /// `../admin` under `https://host/v1/` would reach `/admin`. Encoded dots cannot climb: `%2e%2e` stays the
     /// literal text `%2e%2e`.
     static func url(base: URL, path: String) throws(NetworkAgentError) -> URL {
+        // The common case without URLComponents (which parses the base, then builds and parses the join again):
+        // a plain base, whose join URLComponents would spell the same (`theJoinWithoutURLComponentsAgreesWithIt`).
+        if !path.isEmpty, let prefix = plainBase(base.absoluteString),
+            let url = URL(string: prefix + "/" + (try encodedPath(path, base: base)))
+        {
+            return url
+        }
+        return try urlByComponents(base: base, path: path)
+    }
+
+    /// ``url(base:path:)`` through `URLComponents`, for every base (the reference the plain join agrees with).
+    static func urlByComponents(base: URL, path: String) throws(NetworkAgentError) -> URL {
         guard var components = URLComponents(url: base, resolvingAgainstBaseURL: true), components.host != nil else {
             throw NetworkAgentError(.invalidURL, "\(base.absoluteString) is not an absolute http(s) URL")
         }
         if !path.isEmpty {
             var prefix = Substring(components.percentEncodedPath)
             while prefix.hasSuffix("/") { prefix = prefix.dropLast() }
-            var suffix = Substring(path)
-            while suffix.hasPrefix("/") { suffix = suffix.dropFirst() }
-            let segments = suffix.split(separator: "/", omittingEmptySubsequences: false)
-            if segments.contains(where: { $0 == "." || $0 == ".." }) {
-                throw NetworkAgentError(
-                    .invalidURL,
-                    "the path \(path.debugDescription) has a dot segment (\".\" or \"..\"), which a server would resolve "
-                        + "against \(base.absoluteString); name the resource without one"
-                )
-            }
-            let encoded = segments.map { PercentEncoding.encode($0, allowing: PercentEncoding.isPathCharacter) }
-            components.percentEncodedPath = prefix + "/" + encoded.joined(separator: "/")
+            components.percentEncodedPath = prefix + "/" + (try encodedPath(path, base: base))
         }
         guard let url = components.url else {
             throw NetworkAgentError(.invalidURL, "\(base.absoluteString) and path \(path) do not form a URL")
         }
         return url
+    }
+
+    /// `path` without its leading slashes, each segment percent-encoded, joined by `/`; a dot segment is refused.
+    private static func encodedPath(_ path: String, base: URL) throws(NetworkAgentError) -> String {
+        var suffix = Substring(path)
+        while suffix.hasPrefix("/") { suffix = suffix.dropFirst() }
+        let segments = suffix.split(separator: "/", omittingEmptySubsequences: false)
+        if segments.contains(where: { $0 == "." || $0 == ".." }) {
+            throw NetworkAgentError(
+                .invalidURL,
+                "the path \(path.debugDescription) has a dot segment (\".\" or \"..\"), which a server would resolve "
+                    + "against \(base.absoluteString); name the resource without one"
+            )
+        }
+        return segments.map { PercentEncoding.encode($0, allowing: PercentEncoding.isPathCharacter) }
+            .joined(separator: "/")
+    }
+
+    /// `text` without its trailing slashes when it is a plain absolute URL: `http://` or `https://`, a host of
+    /// lowercase letters, digits, dots and hyphens, an optional port (digits, no leading zero), then a path of path
+    /// characters, `/` and `%`, and nothing else (no user, query or fragment). `nil` for anything else, which
+    /// `URLComponents` joins.
+    static func plainBase(_ text: String) -> Substring? {
+        let utf8 = text.utf8
+        let schemeLength = text.hasPrefix("https://") ? 8 : text.hasPrefix("http://") ? 7 : 0
+        guard schemeLength > 0 else { return nil }
+        var index = utf8.index(utf8.startIndex, offsetBy: schemeLength)
+        func advance(while accepted: (UInt8) -> Bool) {
+            while index != utf8.endIndex, accepted(utf8[index]) { index = utf8.index(after: index) }
+        }
+        let hostStart = index
+        advance {
+            ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
+                || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-")
+        }
+        guard index != hostStart else { return nil }
+        if index != utf8.endIndex, utf8[index] == UInt8(ascii: ":") {
+            index = utf8.index(after: index)
+            let portStart = index
+            advance { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            guard index != portStart, utf8[portStart] != UInt8(ascii: "0") else { return nil }
+        }
+        let pathStart = index
+        advance { PercentEncoding.isPathCharacter($0) || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "%") }
+        guard index == utf8.endIndex, pathStart == utf8.endIndex || utf8[pathStart] == UInt8(ascii: "/") else {
+            return nil
+        }
+        var stop = index
+        while stop != pathStart, utf8[utf8.index(before: stop)] == UInt8(ascii: "/") { stop = utf8.index(before: stop) }
+        return text[..<stop]
     }
 
     /// Appends an encoded query to a URL's existing query.

@@ -19,7 +19,8 @@ import Darwin
 /// Other threads hand it work through a locked command queue and `curl_multi_wakeup`; the thread runs
 /// `curl_multi_perform`, completes finished transfers (resuming their callers' continuations from here, or from the
 /// call's progress queue after its last report, so no thread of Swift's cooperative pool ever blocks on I/O) and
-/// sleeps in `curl_multi_poll`. Each transfer's lifecycle is its ``CurlTransferState``: the loop and libcurl's
+/// sleeps in `curl_multi_poll`. A transfer that cannot multiplex waits in the engine's own line, not on libcurl,
+/// while its host's connections are all busy (see `admitted`). Each transfer's lifecycle is its ``CurlTransferState``: the loop and libcurl's
 /// callbacks feed it events and perform the actions it returns. Nothing slow runs here: request bodies are read by
 /// ``CurlBodyReader`` and progress handlers called by ``CurlProgressRelay``, each on a queue of its own. Easy handles
 /// are reused (`curl_easy_reset`); connections stay in the multi handle's connection cache for keep-alive and HTTP/2
@@ -28,7 +29,7 @@ final class CurlEngine: @unchecked Sendable {
     // @unchecked Sendable: `inbox` is guarded by its lock; `multi` is used by other threads only through
     // curl_multi_wakeup (which libcurl documents as callable from any thread), called under that lock and only while
     // `inbox.exited` is false: the thread sets it under the lock before it frees the handles. Everything else
-    // (`active`, `pool`, `streamsAwaitingHeads`, the share handle) is touched only on the engine thread, or in
+    // (`active`, `pool`, `streamsAwaitingHeads`, the admission's lines and counts, the share handle) is touched only on the engine thread, or in
     // `deinit` when the thread never ran its loop.
 
     enum Command: Sendable {
@@ -52,6 +53,9 @@ final class CurlEngine: @unchecked Sendable {
         var closed = false
         /// The thread has ended its loop.
         var exited = false
+        /// The thread is in (or about to enter) `curl_multi_poll`: only then does a command need a wake-up. While it
+        /// works it takes the queue before it polls again, so a wake-up then would only cost two system calls.
+        var polling = false
         /// Callers of ``shutdown()`` waiting for the thread to end.
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -85,6 +89,20 @@ final class CurlEngine: @unchecked Sendable {
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var pool: [CurlEasyHandle] = []
     private var streamsAwaitingHeads: [ObjectIdentifier: CurlTransfer] = [:]
+    /// Admission of transfers that cannot multiplex (HTTP/1.1: an `http` URL, or ``CurlTransport/Configuration``'s
+    /// `httpVersion` `.http1`): at most `maximumConnectionsPerHost` of one origin are on the multi handle at once;
+    /// the others wait in `lines`, off libcurl. libcurl would hold them as pending handles and walk every one of them
+    /// in each curl_multi_perform and curl_multi_poll, so a request waiting for a connection would cost CPU on every
+    /// wake-up while it waits. HTTPS transfers that may speak HTTP/2 are added at once, as one connection takes
+    /// many of their streams (libcurl waits for it: PIPEWAIT).
+    private var admitted: [String: Int] = [:]
+    private var lines: [String: WaitingLine] = [:]
+    /// Transfers waiting in `lines` (not counting those stopped while waiting, which stay in place until reached).
+    private var waitingCount = 0
+    /// Origins where a transfer left the multi handle: the loop admits their next waiting transfers.
+    private var originsWithRoom: [String] = []
+    /// No waiting transfer's deadline is earlier (uptime ns); may be earlier than the nearest that still waits.
+    private var nearestWaitDeadline = UInt64.max
     /// The transport released the engine: the loop ends when the last transfer has.
     private var released = false
     /// Pauses of streamed transfers for a slow consumer, in total (read by tests).
@@ -144,15 +162,19 @@ final class CurlEngine: @unchecked Sendable {
     /// Hands the thread a command; `false` when the engine is shut down and refuses a new transfer (`add`).
     @discardableResult
     func submit(_ command: Command) -> Bool {
-        // Only the command that finds the queue empty wakes the thread (a write to libcurl's wake-up socket): the
-        // commands queued behind it are read in the same pass, as the loop takes the whole queue after every wake.
+        // Only a command that finds the thread polling wakes it (a write to libcurl's wake-up socket, and a read on
+        // the thread): the commands queued behind it, or while it works, are read in its next pass, as the loop takes
+        // the whole queue before every poll.
         inbox.withLock { inbox in
             if case .add = command, inbox.closed { return false }
             // After the thread ended a stop or an unpause has nothing left to act on.
             guard !inbox.exited else { return true }
             inbox.commands.append(command)
             // Woken under the lock: once the thread has ended (`exited`, set under it) the multi handle is freed.
-            if inbox.commands.count == 1 { curl_multi_wakeup(multi) }
+            if inbox.polling {
+                inbox.polling = false
+                curl_multi_wakeup(multi)
+            }
             return true
         }
     }
@@ -166,7 +188,10 @@ final class CurlEngine: @unchecked Sendable {
                 if inbox.exited { return true }
                 inbox.waiters.append(continuation)
                 inbox.commands.append(.shutdown)
-                if inbox.commands.count == 1 { curl_multi_wakeup(multi) }
+                if inbox.polling {
+                    inbox.polling = false
+                    curl_multi_wakeup(multi)
+                }
                 return false
             }
             if ended { continuation.resume() }
@@ -193,6 +218,7 @@ final class CurlEngine: @unchecked Sendable {
         var incoming: [Command] = []
         while true {
             incoming = inbox.withLock { inbox in
+                inbox.polling = false
                 let taken = inbox.commands
                 inbox.commands.removeAll(keepingCapacity: true)
                 return taken
@@ -208,14 +234,19 @@ final class CurlEngine: @unchecked Sendable {
                 case .release: released = true
                 case .shutdown:
                     released = true
+                    // The waiting first: a transfer stopped on the multi handle makes room for them.
+                    stopWaiting(.shutdown)
                     for transfer in Array(active.values) { feed(transfer, .stop(.shutdown)) }
                 }
             }
             incoming.removeAll(keepingCapacity: true)
+            admitWaiting()
             let performed = hooks.multiResult?(.perform) ?? curl_multi_perform(multi, &running)
             if performed != CURLM_OK { failAll(call: "curl_multi_perform", code: performed) }
             drainMessages()
-            if released && active.isEmpty {
+            // Added before the poll: libcurl's timer for a new handle makes the poll return at once.
+            admitWaiting()
+            if released && active.isEmpty && waitingCount == 0 {
                 pool.removeAll()
                 let waiters = inbox.withLock { inbox in
                     inbox.closed = true
@@ -231,7 +262,14 @@ final class CurlEngine: @unchecked Sendable {
                 for waiter in waiters { waiter.resume() }
                 return
             }
-            let timeout = expireHeadDeadlines()
+            let timeout = min(expireHeadDeadlines(), expireWaitDeadlines())
+            // Commands that came while the thread worked are taken first, without a wake-up or a poll.
+            let idle = inbox.withLock { inbox in
+                guard inbox.commands.isEmpty else { return false }
+                inbox.polling = true
+                return true
+            }
+            guard idle else { continue }
             var ready: Int32 = 0
             let polled = hooks.multiResult?(.poll) ?? curl_multi_poll(multi, nil, 0, timeout, &ready)
             if polled == CURLM_OK {
@@ -295,6 +333,128 @@ final class CurlEngine: @unchecked Sendable {
         return Int32(clamping: (nearest + 999_999) / 1_000_000)
     }
 
+    // MARK: - Admission
+
+    /// Transfers waiting for room on one origin, first come first served. One stopped while waiting (cancelled,
+    /// timed out) stays in place, no longer `isWaiting`, and is skipped when reached.
+    struct WaitingLine {
+        private var transfers: [CurlTransfer] = []
+        private var head = 0
+
+        var isEmpty: Bool { head == transfers.count }
+        var waiting: ArraySlice<CurlTransfer> { transfers[head...] }
+
+        mutating func append(_ transfer: CurlTransfer) { transfers.append(transfer) }
+
+        mutating func popFirst() -> CurlTransfer? {
+            guard head < transfers.count else { return nil }
+            let first = transfers[head]
+            head += 1
+            if head == transfers.count {
+                transfers.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 1024, head * 2 >= transfers.count {
+                transfers.removeFirst(head)
+                head = 0
+            }
+            return first
+        }
+    }
+
+    /// The origin whose connection limit `transfer` counts against, `nil` when it is not limited here.
+    private func limitedOrigin(of transfer: CurlTransfer) -> String? {
+        guard configuration.maximumConnectionsPerHost > 0,
+            configuration.httpVersion == .http1 || !transfer.isHTTPS
+        else { return nil }
+        return CurlTransfer.origin(of: transfer.urlString)
+    }
+
+    /// Puts `transfer` in its origin's line, with the deadline it may wait until (its head deadline when streamed,
+    /// else what is left of its timeout, which counts from when it was sent).
+    private func wait(_ transfer: CurlTransfer, for origin: String) {
+        transfer.isWaiting = true
+        waitingCount += 1
+        lines[origin, default: WaitingLine()].append(transfer)
+        if let deadline = transfer.headDeadline {
+            transfer.waitDeadline = deadline
+        } else if transfer.timeoutMilliseconds > 0 {
+            let left = transfer.timeoutMilliseconds - CurlOptions.milliseconds(transfer.started.duration(to: .now))
+            transfer.waitDeadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, left)) &* 1_000_000
+        }
+        if let deadline = transfer.waitDeadline { nearestWaitDeadline = min(nearestWaitDeadline, deadline) }
+    }
+
+    /// Adds the waiting transfers of the origins that have room, in the order they came, up to the limit.
+    private func admitWaiting() {
+        let limit = configuration.maximumConnectionsPerHost
+        while let origin = originsWithRoom.popLast() {
+            while admitted[origin, default: 0] < limit, let next = lines[origin]?.popFirst() {
+                guard next.isWaiting else { continue }
+                next.isWaiting = false
+                waitingCount -= 1
+                if next.timeoutMilliseconds > 0 {
+                    let waited = CurlOptions.milliseconds(next.started.duration(to: .now))
+                    guard waited < next.timeoutMilliseconds else {
+                        feed(next, .stop(.timedOut))
+                        continue
+                    }
+                    next.waitedMilliseconds = waited
+                }
+                if let deadline = next.waitDeadline, deadline <= DispatchTime.now().uptimeNanoseconds {
+                    feed(next, .stop(.timedOut))
+                    continue
+                }
+                admitted[origin, default: 0] += 1
+                next.admissionOrigin = origin
+                setUp(next)
+            }
+            if lines[origin]?.isEmpty == true { lines[origin] = nil }
+        }
+    }
+
+    /// Stops the waiting transfers whose deadline passed; returns how long `curl_multi_poll` may sleep, in ms. Walks
+    /// the lines only when the nearest known deadline has come (once per deadline, not per wake-up).
+    private func expireWaitDeadlines() -> Int32 {
+        guard waitingCount > 0 else {
+            nearestWaitDeadline = .max
+            return 1000
+        }
+        guard nearestWaitDeadline != .max else { return 1000 }
+        var now = DispatchTime.now().uptimeNanoseconds
+        if nearestWaitDeadline <= now {
+            var expired: [CurlTransfer] = []
+            var nearest = UInt64.max
+            for line in lines.values {
+                for transfer in line.waiting where transfer.isWaiting {
+                    guard let deadline = transfer.waitDeadline else { continue }
+                    if deadline <= now { expired.append(transfer) } else { nearest = min(nearest, deadline) }
+                }
+            }
+            for transfer in expired {
+                transfer.isWaiting = false
+                waitingCount -= 1
+                feed(transfer, .stop(.timedOut))
+            }
+            nearestWaitDeadline = nearest
+            now = DispatchTime.now().uptimeNanoseconds
+        }
+        guard nearestWaitDeadline != .max else { return 1000 }
+        let wait = nearestWaitDeadline > now ? nearestWaitDeadline - now : 0
+        return Int32(clamping: min(1000, (wait + 999_999) / 1_000_000))
+    }
+
+    /// Fails every waiting transfer with `reason` (shutdown).
+    private func stopWaiting(_ reason: CurlTransfer.Stop) {
+        let waiting = lines.values.flatMap { $0.waiting.filter(\.isWaiting) }
+        lines = [:]
+        waitingCount = 0
+        nearestWaitDeadline = .max
+        for transfer in waiting {
+            transfer.isWaiting = false
+            feed(transfer, .stop(reason))
+        }
+    }
+
     // MARK: - Events and actions
 
     /// Feeds `event` to the transfer's state and performs the action (the loop's events: commands, deadlines,
@@ -313,9 +473,23 @@ final class CurlEngine: @unchecked Sendable {
         }
     }
 
+    /// Starts the transfer: on the multi handle when its origin has room (or it is not limited), else in line.
+    private func attach(_ transfer: CurlTransfer) {
+        if let origin = limitedOrigin(of: transfer) {
+            let count = admitted[origin, default: 0]
+            guard count < configuration.maximumConnectionsPerHost else {
+                wait(transfer, for: origin)
+                return
+            }
+            admitted[origin] = count + 1
+            transfer.admissionOrigin = origin
+        }
+        setUp(transfer)
+    }
+
     /// Sets an easy handle up for the transfer and adds it to the multi handle; a transfer that cannot start is
     /// stopped (and fails) before anything is sent.
-    private func attach(_ transfer: CurlTransfer) {
+    private func setUp(_ transfer: CurlTransfer) {
         guard let easy = pool.popLast() ?? CurlEasyHandle() else {
             feed(transfer, .stop(.unavailable("libcurl could not create a transfer")))
             return
@@ -362,6 +536,16 @@ final class CurlEngine: @unchecked Sendable {
     /// connection or resets its HTTP/2 stream), puts its easy handle back, and settles the caller.
     private func end(_ transfer: CurlTransfer, _ ending: CurlTransferState.Ending) {
         streamsAwaitingHeads[ObjectIdentifier(transfer)] = nil
+        if transfer.isWaiting {
+            // Stopped in line (cancelled): it stays there, skipped when reached.
+            transfer.isWaiting = false
+            waitingCount -= 1
+        } else if let origin = transfer.admissionOrigin {
+            transfer.admissionOrigin = nil
+            let count = admitted[origin, default: 1] - 1
+            admitted[origin] = count > 0 ? count : nil
+            if lines[origin] != nil { originsWithRoom.append(origin) }
+        }
         var message: String?
         var verifyResult = 0
         if let easy = transfer.easy {

@@ -66,7 +66,8 @@ enum CurlOptions {
             set.long(CURLOPT_LOW_SPEED_TIME, max(1, Int(stall.timeInterval.rounded(.up))))
         }
         if transfer.timeoutMilliseconds > 0 {
-            set.long(CURLOPT_TIMEOUT_MS, transfer.timeoutMilliseconds)
+            // What is left of the deadline after waiting for admission (the engine fails a transfer with none left).
+            set.long(CURLOPT_TIMEOUT_MS, max(1, transfer.timeoutMilliseconds - transfer.waitedMilliseconds))
         }
         if let share {
             set.pointer(CURLOPT_SHARE, share)

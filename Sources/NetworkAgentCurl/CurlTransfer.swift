@@ -136,6 +136,13 @@ final class CurlTransfer: @unchecked Sendable {
     /// The last progress recorded for the relay.
     var reported = TransferProgress()
     var timings: HTTPTransferTimings?
+    // Admission (CurlEngine): the origin whose connection limit the transfer counts against (HTTP/1.1 only), whether
+    // it waits in the engine's line for room there, until when it may wait (uptime ns), and how long it waited
+    // (taken off its libcurl timeout, which counts from when it was sent).
+    var admissionOrigin: String?
+    var isWaiting = false
+    var waitDeadline: UInt64?
+    var waitedMilliseconds = 0
 
     init(
         request: URLRequest,
@@ -246,9 +253,42 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Header fields with duplicates merged by ", " (compared case-insensitively; the first spelling is kept), as
     /// URLSession does.
+    /// The scheme and authority of `urlString` (`http://host:port`), the text before the path: the key of the
+    /// engine's per-host admission. A host spelled two ways counts as two (a looser limit, never a wrong answer).
+    static func origin(of urlString: String) -> String {
+        let utf8 = urlString.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return urlString }
+        var index = utf8.index(after: colon)
+        while index != utf8.endIndex, utf8[index] == UInt8(ascii: "/") { index = utf8.index(after: index) }
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            index = utf8.index(after: index)
+        }
+        return String(urlString[..<index])
+    }
+
     static func merged(_ headerFields: [(name: String, value: String)]) -> [String: String] {
         var fields: [String: String] = [:]
         fields.reserveCapacity(headerFields.count)
+        guard headerFields.count > 32 else {
+            // A head's few fields: an earlier field of the same name is found by comparing names (ASCII case
+            // folded on the bytes, Unicode's for others), not by lowercasing every name into a second dictionary.
+            // ASCII names (all a valid head has) of different lengths differ: most pairs end at the length.
+            let ascii = headerFields.allSatisfy { field in field.name.utf8.allSatisfy { $0 < 0x80 } }
+            func same(_ lhs: String, _ rhs: String) -> Bool {
+                guard ascii else { return HTTPFieldName.equal(lhs, rhs) }
+                return lhs.utf8.count == rhs.utf8.count && HTTPFieldName.equal(lhs, rhs)
+            }
+            for (index, (name, value)) in headerFields.enumerated() {
+                if let first = headerFields[..<index].first(where: { same($0.name, name) }) {
+                    fields[first.name] = (fields[first.name] ?? "") + ", " + value
+                } else {
+                    fields[name] = value
+                }
+            }
+            return fields
+        }
         var spelling: [String: String] = [:]
         for (name, value) in headerFields {
             let key = name.lowercased()

@@ -35,7 +35,10 @@ extension CurlTransport {
         public static let defaultMaximumStreamsPerConnection = 1000
 
         /// The most connections open to one host (scheme, host and port) at once; `0` for no limit. Requests over
-        /// it wait for a connection (with HTTP/2 they share one).
+        /// it wait for a connection (with HTTP/2 they share one). HTTP/1.1 requests (an `http` URL, or
+        /// ``httpVersion`` `.http1`) wait in the transport's own line, in the order they were made, and reach libcurl
+        /// as the host's transfers end, so a waiting request costs no CPU; it can be cancelled, and its timeout
+        /// counts, while it waits.
         public var maximumConnectionsPerHost: Int
         /// The most connections open at once, to all hosts; `0` for no limit. It also bounds the connections kept
         /// open for reuse.

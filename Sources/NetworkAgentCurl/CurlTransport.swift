@@ -277,7 +277,7 @@ public final class CurlTransport: HTTPTransport {
         }
         var sent = request
         // Each change copies Foundation's request: only the ones that change something are made (a plain GET: none).
-        if request.value(forHTTPHeaderField: URLRequest.sensitiveHeadersField) != nil { sent.sensitiveHeaderNames = [] }
+        if request.headerField(URLRequest.sensitiveHeadersField) != nil { sent.sensitiveHeaderNames = [] }
         // The transfer keeps its body as `body` below; without the request's copy, a self-deleting file body
         // (FileBackedBodyStream) goes away with the caller's last reference, not when the engine thread lets go.
         if request.httpBodyStream != nil { sent.httpBodyStream = nil }

@@ -68,4 +68,26 @@ import FoundationNetworking
             #expect(transfer.httpVersion == version, "\(line)")
         }
     }
+
+    @Test func repeatedFieldsMergeUnderTheirFirstSpellingAsWithLowercasedNames() {
+        let fields: [(name: String, value: String)] = [
+            ("Set-Cookie", "a=1"), ("X-Dup", "one"), ("set-cookie", "b=2"), ("X-DUP", "two"), ("ETag", "\"e\""),
+            ("Émoji-X", "1"), ("émoji-x", "2"), ("Content-Length", "5"), ("x-dup", "three"), ("Set-Cookiex", "c"),
+        ]
+        // The reference: the merge by lowercased names the transport made before (and makes past 32 fields).
+        var expected: [String: String] = [:]
+        var spelling: [String: String] = [:]
+        for (name, value) in fields {
+            if let first = spelling[name.lowercased()] {
+                expected[first] = (expected[first] ?? "") + ", " + value
+            } else {
+                spelling[name.lowercased()] = name
+                expected[name] = value
+            }
+        }
+        #expect(CurlTransfer.merged(fields) == expected)
+        #expect(expected["X-Dup"] == "one, two, three" && expected["Émoji-X"] == "1, 2")
+        let many = (0..<40).map { (name: "X-F\($0 % 20)", value: "\($0)") }
+        #expect(CurlTransfer.merged(many)["X-F3"] == "3, 23")
+    }
 }
