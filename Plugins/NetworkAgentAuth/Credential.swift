@@ -60,15 +60,14 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
         var request = request
         switch self {
         case .bearer, .basic:
-            request.setHeaderField(try authorizationValue(), for: "Authorization")
-            request.sensitiveHeaderNames.insert("authorization")
+            // One change of the fields for the header and its mark (each change rewrites all of them).
+            if let value = try authorizationValue() { request.setSensitiveHeaderField(value, for: "Authorization") }
         case .header(let name, let value):
             guard !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter) else {
                 throw AuthPlugin.Error(.invalidCredential, "\(name.debugDescription) is not a valid header name")
             }
             try Self.checkValue(value, what: "\(name) header value")
-            request.setHeaderField(value, for: name)
-            request.sensitiveHeaderNames.insert(name)
+            request.setSensitiveHeaderField(value, for: name)
         case .query(let name, let value):
             guard !name.isEmpty else {
                 throw AuthPlugin.Error(.invalidCredential, "a query credential needs a parameter name")

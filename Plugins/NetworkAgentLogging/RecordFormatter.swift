@@ -33,15 +33,23 @@ struct RecordFormatter: Sendable {
         return policy.redactedString(for: responseURL)
     }
 
-    private var baseMetadata: [String: String] {
-        ["call_id": String(callID), "method": method, "url": url]
+    private var baseMetadata: [String: String] { metadata(extra: 0) }
+
+    /// The call's metadata (`call_id`, `method`, `url`), with room for `extra` more entries (so that adding them
+    /// does not grow the dictionary again).
+    private func metadata(extra: Int) -> [String: String] {
+        var metadata = [String: String](minimumCapacity: 3 + extra)
+        metadata["call_id"] = String(callID)
+        metadata["method"] = method
+        metadata["url"] = url
+        return metadata
     }
 
     /// `--> GET url`, with headers and body at higher levels.
     func requestRecord() -> LogRecord {
         let body = request.httpBody ?? Data()
         let streamed = request.httpBodyStream != nil
-        var metadata = baseMetadata
+        var metadata = metadata(extra: 1)
         if !streamed { metadata["request_bytes"] = String(body.count) }
         let size = streamed ? "streamed body" : "\(body.count)-byte body"
         guard level >= .headers else {
@@ -88,7 +96,7 @@ struct RecordFormatter: Sendable {
         let status = http.map { String($0.statusCode) } ?? "non-HTTP response"
         let responseURL = shownURL(of: response)
         let milliseconds = Self.milliseconds(duration)
-        var metadata = baseMetadata
+        var metadata = metadata(extra: 4)
         metadata["url"] = responseURL
         metadata["status"] = http.map { String($0.statusCode) }
         metadata["duration_ms"] = milliseconds
@@ -156,7 +164,16 @@ struct RecordFormatter: Sendable {
 
     /// Milliseconds with one decimal, e.g. `12.3`.
     static func milliseconds(_ duration: Duration) -> String {
-        String(format: "%.1f", duration.timeInterval * 1_000)
+        let value = duration.timeInterval * 1_000
+        // `String(format: "%.1f")` (through Foundation, on every response record) only where rounding to tenths is
+        // not plain: far from a tie, the double product rounds as the exact value does.
+        let tenths = value * 10
+        let rounded = tenths.rounded(.toNearestOrEven)
+        guard value >= 0, tenths < 1e9, abs(abs(tenths - rounded) - 0.5) > 1e-6 else {
+            return String(format: "%.1f", value)
+        }
+        let whole = Int(rounded)
+        return String(whole / 10) + "." + String(whole % 10)
     }
 
     /// A response's header fields as strings (FoundationNetworking types them `[AnyHashable: Any]`).

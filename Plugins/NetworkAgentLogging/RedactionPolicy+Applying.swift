@@ -9,6 +9,35 @@ extension RedactionPolicy {
     /// The URL as text with the values of redacted query parameters and any password replaced by the placeholder.
     func redactedString(for url: URL?) -> String {
         guard let url else { return "<no URL>" }
+        // Without a query, a fragment or user info there is nothing to redact, and the text is the URL's own (the
+        // parse below would rebuild the same string; the logging plugin shows a URL in every record).
+        let absolute = url.absoluteString
+        return Self.isShownAsIs(absolute) ? absolute : parsedRedactedString(for: url)
+    }
+
+    /// Whether `URLComponents` gives back a URL's text unchanged and nothing in it needs redacting: no query,
+    /// fragment or user info, and a port (if any) written as `URLComponents` writes it (digits, no leading zero;
+    /// it drops an empty one and rewrites `:080` as `:80`).
+    static func isShownAsIs(_ text: String) -> Bool {
+        let bytes = text.utf8
+        guard !bytes.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "@") }),
+            let separator = text.range(of: "://")
+        else { return false }
+        let rest = bytes[separator.upperBound...]
+        var authority = rest[..<(rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex)]
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return false }
+            authority = authority[authority.index(after: close)...]
+            guard authority.isEmpty || authority.first == UInt8(ascii: ":") else { return false }
+        }
+        guard let colon = authority.lastIndex(of: UInt8(ascii: ":")) else { return true }
+        let port = authority[authority.index(after: colon)...]
+        return !port.isEmpty && port.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            && (port.count == 1 || port.first != UInt8(ascii: "0"))
+    }
+
+    /// ``redactedString(for:)`` through `URLComponents`, for any URL.
+    func parsedRedactedString(for url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
             return url.absoluteString
         }
@@ -62,7 +91,10 @@ extension RedactionPolicy {
     /// after `?`, `&`, `;`, white space, a quote or a bracket, lose their value up to the next `&`, `#`, white space,
     /// quote or angle bracket; `scheme://user:password@` loses its password.
     func redactedText(_ text: String) -> String {
-        let parameters = queryParameterNames.isEmpty ? text : redactedParameters(in: text)
+        // A parameter is redacted only where `name=` appears: text without `=` (a number, a plain message) is kept
+        // without the scalar-by-scalar pass.
+        let hasPairs = text.utf8.contains(UInt8(ascii: "="))
+        let parameters = queryParameterNames.isEmpty || !hasPairs ? text : redactedParameters(in: text)
         return redactsURLPassword ? Self.redactedPasswords(in: parameters) : parameters
     }
 

@@ -71,7 +71,14 @@ public struct MetricsLabels: Hashable, Sendable, CustomStringConvertible {
     private static let maximumRememberedTypes = 1_024
 
     private static func clean(_ route: String) -> String {
-        // Most routes are already clean: no whitespace at either end, short enough.
+        // Most routes are already clean: no whitespace at either end, short enough. ASCII ends are judged on their
+        // bytes (in ASCII, `.whitespacesAndNewlines` is the tab through the carriage return, and the space).
+        let isASCIIBlank: (UInt8) -> Bool = { $0 == 0x20 || (0x09...0x0D).contains($0) }
+        if route.utf8.count <= maximumRouteLength, let first = route.utf8.first, let last = route.utf8.last,
+            first < 0x80, last < 0x80, !isASCIIBlank(first), !isASCIIBlank(last)
+        {
+            return route
+        }
         if route.utf8.count <= maximumRouteLength, let first = route.unicodeScalars.first,
             let last = route.unicodeScalars.last, !CharacterSet.whitespacesAndNewlines.contains(first),
             !CharacterSet.whitespacesAndNewlines.contains(last)

@@ -49,7 +49,7 @@ public struct TokenRefreshPlugin: NetworkAgentPlugin {
         self.refresher = refresher
         self.trigger = trigger
         self.auth = AuthPlugin(additionalOrigins: additionalOrigins, plainHTTPHosts: plainHTTPHosts) {
-            try await refresher.credentialForNewRequest()
+            try refresher.credentialForNewRequest()
         }
     }
 

@@ -118,8 +118,12 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
 
     /// `source.name key=value …`, attributes sorted by key.
     public var description: String {
-        ([source + "." + name] + attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
-            .joined(separator: " ")
+        // Built in one string (the logging plugin describes every event it logs): no arrays in between.
+        let text = source + "." + name
+        if attributes.count == 1, let only = attributes.first { return text + " " + only.key + "=" + only.value }
+        return attributes.sorted { $0.key < $1.key }.reduce(into: text) { text, attribute in
+            text += " " + attribute.key + "=" + attribute.value
+        }
     }
 }
 

@@ -9,11 +9,34 @@ package enum HTTPFieldName {
     /// Whether two field names are equal without case, as `URLRequest.value(forHTTPHeaderField:)` compares them
     /// (both lowercased): ASCII names are compared byte by byte without allocating, others through `lowercased()`.
     package static func equal(_ lhs: String, _ rhs: String) -> Bool {
+        let ascii = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in asciiEqual(left, right) } ?? nil
+        }
+        if let ascii = ascii ?? nil { return ascii }
         guard lhs.utf8.count == rhs.utf8.count || !isASCII(lhs) || !isASCII(rhs) else { return false }
         guard isASCII(lhs), isASCII(rhs) else { return lhs.lowercased() == rhs.lowercased() }
         return zip(lhs.utf8, rhs.utf8).allSatisfy { left, right in
             left == right || (left | 0x20 == right | 0x20 && (left | 0x20) >= 0x61 && (left | 0x20) <= 0x7a)
         }
+    }
+
+    /// ``equal(_:_:)`` of two names' bytes when both are ASCII; `nil` when either has a byte that is not (its
+    /// lowercase form may have another length).
+    private static func asciiEqual(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool? {
+        guard lhs.count == rhs.count else {
+            return lhs.allSatisfy { $0 < 0x80 } && rhs.allSatisfy { $0 < 0x80 } ? false : nil
+        }
+        for index in 0..<lhs.count {
+            let left = lhs[index]
+            let right = rhs[index]
+            guard left < 0x80, right < 0x80 else { return nil }
+            if left == right { continue }
+            let folded = left | 0x20
+            if left ^ right == 0x20, folded >= 0x61, folded <= 0x7a { continue }
+            // A difference between ASCII letters decides only when the rest is ASCII too.
+            return lhs[index...].allSatisfy { $0 < 0x80 } && rhs[index...].allSatisfy { $0 < 0x80 } ? false : nil
+        }
+        return true
     }
 
     private static func isASCII(_ text: String) -> Bool {
@@ -35,6 +58,21 @@ package enum HTTPFieldName {
         }
         return spelled
     }
+
+    /// The value of field `name` (in any case) in `fields`, as `URLRequest.headerField(_:)` finds it.
+    package static func value(of name: String, in fields: [String: String]) -> String? {
+        if let exact = fields[name] { return exact }
+        for (key, value) in fields where equal(key, name) { return value }
+        return nil
+    }
+
+    /// `URLRequest.setHeaderField(_:for:)` on a field dictionary: the field, under whatever case it has,
+    /// goes, and a value is filed under ``canonical(_:)``'s spelling of `name`.
+    package static func set(_ value: String?, for name: String, in fields: inout [String: String]) {
+        let existing = fields[name] != nil ? name : fields.keys.first { equal($0, name) }
+        if let existing { fields[existing] = nil }
+        if let value { fields[canonical(name)] = value }
+    }
 }
 
 extension URLRequest {
@@ -46,9 +84,7 @@ extension URLRequest {
     /// - Returns: The field's value, or `nil` when the request has no such field.
     package func headerField(_ name: String) -> String? {
         guard let fields = allHTTPHeaderFields else { return nil }
-        if let exact = fields[name] { return exact }
-        for (key, value) in fields where HTTPFieldName.equal(key, name) { return value }
-        return nil
+        return HTTPFieldName.value(of: name, in: fields)
     }
 
     /// `setValue(_:forHTTPHeaderField:)` for the hot paths of the chain, with the same result: the field, under
@@ -60,10 +96,8 @@ extension URLRequest {
     ///   - name: The field name, in any case.
     package mutating func setHeaderField(_ value: String?, for name: String) {
         var fields = allHTTPHeaderFields ?? [:]
-        let existing = fields[name] != nil ? name : fields.keys.first { HTTPFieldName.equal($0, name) }
-        guard value != nil || existing != nil else { return }
-        if let existing { fields[existing] = nil }
-        if let value { fields[HTTPFieldName.canonical(name)] = value }
+        guard value != nil || HTTPFieldName.value(of: name, in: fields) != nil else { return }
+        HTTPFieldName.set(value, for: name, in: &fields)
         allHTTPHeaderFields = fields
     }
 }

@@ -23,15 +23,66 @@ extension URLRequest {
     public var sensitiveHeaderNames: Set<String> {
         get {
             guard let field = headerField(Self.sensitiveHeadersField) else { return [] }
-            let names = field.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            return Set(names.filter { !$0.isEmpty })
+            return SensitiveHeaderList.names(in: field)
         }
         set {
-            let names = newValue.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
-            setHeaderField(
-                names.isEmpty ? nil : names.sorted().joined(separator: ", "),
-                for: Self.sensitiveHeadersField
-            )
+            setHeaderField(SensitiveHeaderList.field(of: newValue), for: Self.sensitiveHeadersField)
         }
+    }
+
+    /// Sets a header field and marks it sensitive in one change of the request's fields, with the result of
+    /// `setHeaderField(value, for: name)` followed by `sensitiveHeaderNames.insert(name)`: each of those rewrites the
+    /// whole field dictionary, and the auth plugin does both on every request.
+    ///
+    /// - Parameters:
+    ///   - value: The field's value.
+    ///   - name: The field name, in any case.
+    package mutating func setSensitiveHeaderField(_ value: String, for name: String) {
+        var fields = allHTTPHeaderFields ?? [:]
+        HTTPFieldName.set(value, for: name, in: &fields)
+        let marked = HTTPFieldName.value(of: Self.sensitiveHeadersField, in: fields)
+        var names = marked.map(SensitiveHeaderList.names(in:)) ?? []
+        names.insert(name)
+        HTTPFieldName.set(SensitiveHeaderList.field(of: names), for: Self.sensitiveHeadersField, in: &fields)
+        allHTTPHeaderFields = fields
+    }
+}
+
+/// The text of the `NetworkAgent-Sensitive-Headers` field: lowercased names, trimmed of white space, sorted and
+/// joined by `, `.
+enum SensitiveHeaderList {
+    /// The names in a field's value (lowercased, trimmed, empty ones left out).
+    static func names(in field: String) -> Set<String> {
+        var names = Set<String>()
+        for part in field.split(separator: ",") {
+            let name = normalized(part)
+            if !name.isEmpty { names.insert(name) }
+        }
+        return names
+    }
+
+    /// The field's value for `names`, or `nil` when none is left after normalising.
+    static func field(of names: Set<String>) -> String? {
+        if names.count == 1, let only = names.first {
+            let name = normalized(only[...])
+            return name.isEmpty ? nil : name
+        }
+        let normal = names.map { normalized($0[...]) }.filter { !$0.isEmpty }
+        return normal.isEmpty ? nil : normal.sorted().joined(separator: ", ")
+    }
+
+    /// `name.trimmingCharacters(in: .whitespaces).lowercased()`, without Foundation for ASCII names (in ASCII,
+    /// `.whitespaces` is the space and the tab).
+    static func normalized(_ name: Substring) -> String {
+        let bytes = name.utf8
+        guard bytes.allSatisfy({ $0 < 0x80 }) else {
+            return name.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        let isBlank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) })
+        else { return "" }
+        let trimmed = bytes[first...last]
+        guard trimmed.contains(where: { $0 >= 0x41 && $0 <= 0x5a }) else { return String(Substring(trimmed)) }
+        return String(decoding: trimmed.map { $0 >= 0x41 && $0 <= 0x5a ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }

@@ -37,4 +37,70 @@ import FoundationNetworking
         }
         #expect(URLRequest(url: try #require(URL(string: "http://example.com/"))).headerField("Accept") == nil)
     }
+
+    /// Names compared by the byte fast path and by lowercasing: ASCII and not, equal and not, of other lengths (the
+    /// Kelvin sign lowercases to an ASCII `k`).
+    @Test func namesCompareAsLowercasedNamesDo() {
+        let names = [
+            "accept", "Accept", "ACCEPT", "accepT", "accept ", "acce", "x-api-key", "X-Api-Key", "x_api_key",
+            "@", "`", "[", "{", "k", "K", "\u{212A}", "\u{212A}-id", "k-id", "K-ID", "ñandu", "ÑANDU", "Ñandu-x", "",
+        ]
+        for lhs in names {
+            for rhs in names {
+                #expect(HTTPFieldName.equal(lhs, rhs) == (lhs.lowercased() == rhs.lowercased()), "\(lhs) \(rhs)")
+            }
+        }
+    }
+
+    /// `setSensitiveHeaderField` (one change of the fields) leaves exactly what `setHeaderField` and then
+    /// `sensitiveHeaderNames.insert` leave, whatever mark and fields the request had.
+    @Test func settingASensitiveFieldEqualsSettingThenMarking() throws {
+        let marks: [String?] = [nil, "authorization", "x-b, x-a", " X-A ,,\tx-b,", "x-api-key", "ñandu", ""]
+        let names = ["Authorization", "authorization", "X-API-Key", " x-padded\t", "Ñandu", "x-a"]
+        for mark in marks {
+            for name in names {
+                var separate = URLRequest(url: try #require(URL(string: "http://example.com/")))
+                separate.allHTTPHeaderFields = ["AUTHORIZATION": "old", "x-api-key": "k"]
+                if let mark { separate.allHTTPHeaderFields?["networkagent-SENSITIVE-headers"] = mark }
+                var combined = separate
+                separate.setHeaderField("secret", for: name)
+                separate.sensitiveHeaderNames.insert(name)
+                combined.setSensitiveHeaderField("secret", for: name)
+                #expect(
+                    combined.allHTTPHeaderFields == separate.allHTTPHeaderFields,
+                    "\(String(describing: mark)) \(name)"
+                )
+            }
+        }
+    }
+
+    /// The mark's names are normalised as `trimmingCharacters(in: .whitespaces).lowercased()` does, ASCII or not.
+    @Test func sensitiveNamesNormaliseAsFoundationDoes() {
+        for name in ["X-Key", " x-key", "x-key\t", " \t ", "", "ÑANDU ", "\u{00A0}x-nbsp\u{2003}", "K\u{212A}"] {
+            #expect(
+                SensitiveHeaderList.normalized(name[...]) == name.trimmingCharacters(in: .whitespaces).lowercased(),
+                "\(name.debugDescription)"
+            )
+        }
+    }
+
+    /// The byte fast path of `Origin.isLoopback` answers as the rule says.
+    @Test func loopbackHostsAreRecognised() throws {
+        let loopback = [
+            "localhost", "api.localhost", ".localhost", "127.0.0.1", "127.1.2.255", "127.000.0.1", "[::1]", "::1",
+            "127.+1.0.0",
+        ]
+        let other = [
+            "localhost.example", "xlocalhost", "128.0.0.1", "127.0.0", "127.0.0.1.2", "127.0.0.256", "127..0.1",
+            "[::2]", "example.com", "127.0.0.-1", "", "[", "[]", "ñ.localhost.example",
+        ]
+        for host in loopback {
+            guard let url = URL(string: "http://\(host)/"), let origin = Origin(url) else { continue }  // no host
+            #expect(origin.isLoopback, "\(host)")
+        }
+        for host in other {
+            guard let url = URL(string: "http://\(host)/"), let origin = Origin(url) else { continue }
+            #expect(!origin.isLoopback, "\(host)")
+        }
+    }
 }

@@ -1,0 +1,53 @@
+import Foundation
+import NetworkAgent
+import Testing
+
+@testable import NetworkAgentLogging
+
+/// The logging plugin's shortcuts for text it writes into every record (issue 29) give exactly what the long way
+/// gives.
+@Suite struct RecordTextTests {
+    /// Durations as milliseconds with one decimal, as `String(format: "%.1f")` writes them: ties (0.25 ms), values
+    /// whose double is just below or above a tie (0.15 ms), round ones, large ones and random ones.
+    @Test func millisecondsAreWrittenAsPrintfWritesThem() {
+        var generator = SystemRandomNumberGenerator()
+        var durations: [Duration] = [
+            .zero, .microseconds(50), .microseconds(150), .microseconds(250), .microseconds(350), .microseconds(949),
+            .microseconds(950), .microseconds(999), .milliseconds(1), .milliseconds(12), .seconds(59), .seconds(86_400),
+            .seconds(1_000_000_000), .nanoseconds(1), .nanoseconds(49_999), .nanoseconds(50_000), .nanoseconds(50_001),
+        ]
+        for _ in 0..<20_000 {
+            durations.append(.nanoseconds(Int64.random(in: 0..<10_000_000_000, using: &generator)))
+            durations.append(.nanoseconds(50_000 * Int64.random(in: 0..<1_000_000, using: &generator)))
+        }
+        for duration in durations {
+            let expected = String(format: "%.1f", duration.timeInterval * 1_000)
+            #expect(RecordFormatter.milliseconds(duration) == expected, "\(duration)")
+        }
+    }
+
+    /// A URL without query, fragment or user info is shown as its own text: what the `URLComponents` path rebuilds.
+    @Test func aURLWithNothingToRedactIsShownAsParsed() throws {
+        let texts = [
+            "http://127.0.0.1:8080/plain/data.json", "https://example.com", "https://example.com/", "http://[::1]:80/a",
+            "https://EXAMPLE.com/A%20b/%C3%A9?", "https://example.com/a;b=c/d", "http://example.com:/x",
+            "https://example.com/ñ/ü", "https://bücher.example/", "file:///tmp/a%20b", "https://example.com/a/../b",
+            "https://example.com//double//slash", "http://example.com/%zz", "https://example.com/a:b",
+            "http://example.com:080/x", "http://example.com:0/x", "http://example.com:65535", "http://[::1]:/x",
+            "http://[::1]:08/x", "http://[fe80::1%25eth0]:8080/x", "http://example.com:8a/x",
+            "https://example.com:443/",
+            "mailto:someone", "urn:isbn:123", "http:/example.com/x", "HTTP://Example.COM:1/X",
+        ]
+        let policy = RedactionPolicy()
+        for text in texts {
+            guard let url = URL(string: text) else { continue }
+            #expect(policy.redactedString(for: url) == policy.parsedRedactedString(for: url), "\(text)")
+        }
+        // The shortcut is taken for the URLs a service calls.
+        #expect(RedactionPolicy.isShownAsIs("http://127.0.0.1:8080/plain/data.json"))
+        #expect(RedactionPolicy.isShownAsIs("https://api.example.com/v1/items/25"))
+        let base = try #require(URL(string: "https://example.com/api/"))
+        let relative = try #require(URL(string: "v1/items", relativeTo: base))
+        #expect(policy.redactedString(for: relative) == policy.parsedRedactedString(for: relative))
+    }
+}
