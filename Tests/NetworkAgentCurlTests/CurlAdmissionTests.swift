@@ -40,12 +40,7 @@ import FoundationNetworking
     }
 
     @Test func aWaitingRequestCanBeCancelledAndNeverReachesTheServer() async throws {
-        let one = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1))
-        let server = try LoopbackServer { request in
-            request.path == "/slow" ? ServerResponse(status: 200, delay: .milliseconds(600)) : .text("quick")
-        }
-        let slow = Task { try await one.text(request(server, "/slow")) }
-        #expect(await eventually(within: .seconds(5)) { server.requestCount == 1 })
+        let (one, server, slow) = try await busyConnection(answeringAfter: .milliseconds(600))
         let started = ContinuousClock.now
         let waiting = Task { try await one.text(request(server, "/waiting")) }
         try await Task.sleep(for: .milliseconds(50))
@@ -64,12 +59,7 @@ import FoundationNetworking
     }
 
     @Test func aWaitingRequestTimesOutFromWhenItWasSent() async throws {
-        let one = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1))
-        let server = try LoopbackServer { request in
-            request.path == "/slow" ? ServerResponse(status: 200, delay: .milliseconds(900)) : .text("quick")
-        }
-        let slow = Task { try await one.text(request(server, "/slow")) }
-        #expect(await eventually(within: .seconds(5)) { server.requestCount == 1 })
+        let (one, server, slow) = try await busyConnection(answeringAfter: .milliseconds(900))
         let started = ContinuousClock.now
         let error = await networkError { _ = try await one.send(request(server, "/waiting", timeout: 0.3)) }
         let elapsed = started.duration(to: .now)
@@ -83,12 +73,7 @@ import FoundationNetworking
     }
 
     @Test func aStreamWaitingForItsHeadTimesOutInLine() async throws {
-        let one = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1))
-        let server = try LoopbackServer { request in
-            request.path == "/slow" ? ServerResponse(status: 200, delay: .milliseconds(900)) : .text("quick")
-        }
-        let slow = Task { try await one.text(request(server, "/slow")) }
-        #expect(await eventually(within: .seconds(5)) { server.requestCount == 1 })
+        let (one, server, slow) = try await busyConnection(answeringAfter: .milliseconds(900))
         let started = ContinuousClock.now
         let error = await networkError { _ = try await one.stream(request(server, "/waiting", timeout: 0.3)) }
         #expect(error?.code == .timedOut)
@@ -113,5 +98,21 @@ import FoundationNetworking
             #expect(error.curlError?.code == .shutdown, "\(error)")
         }
         #expect(server.requests.map(\.path) == ["/first"])
+    }
+
+    /// A transport with one connection per host, busy with `/slow`, which the server answers after `delay`
+    /// (every other path at once): the next request to that server waits in the engine's line.
+    private func busyConnection(
+        answeringAfter delay: Duration
+    ) async throws
+        -> (CurlTransport, LoopbackServer, Task<(String, HTTPURLResponse), any Error>)
+    {
+        let one = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1))
+        let server = try LoopbackServer { request in
+            request.path == "/slow" ? ServerResponse(status: 200, delay: delay) : .text("quick")
+        }
+        let slow = Task { try await one.text(request(server, "/slow")) }
+        #expect(await eventually(within: .seconds(5)) { server.requestCount == 1 })
+        return (one, server, slow)
     }
 }
