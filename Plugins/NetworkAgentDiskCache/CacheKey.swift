@@ -83,7 +83,8 @@ public struct CacheKey: Hashable, Sendable {
     }
 
     private static func normalizedVaryNames(_ names: [String]) -> [String] {
-        Array(Set(names.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }))
+        guard !names.isEmpty else { return [] }
+        return Array(Set(names.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }))
             .sorted()
     }
 
@@ -168,10 +169,14 @@ public struct CacheKey: Hashable, Sendable {
     /// marks sensitive (`URLRequest.sensitiveHeaderNames`: an auth plugin's `X-API-Key`, a configuration's
     /// secrets), lowercased, the marked ones sorted after the three.
     static func credentialNames(of request: URLRequest) -> [String] {
-        let known = credentialHeaders.map { $0.lowercased() }
-        let marked = Set(request.sensitiveHeaderNames.map { $0.lowercased() }).subtracting(known)
-        return known + marked.sorted()
+        let marked = request.sensitiveHeaderNames
+        guard !marked.isEmpty else { return lowercasedCredentialHeaders }
+        let others = Set(marked.map { $0.lowercased() }).subtracting(lowercasedCredentialHeaders)
+        return lowercasedCredentialHeaders + others.sorted()
     }
+
+    /// ``credentialHeaders``, lowercased.
+    private static let lowercasedCredentialHeaders = credentialHeaders.map { $0.lowercased() }
 
     private static func credentialFingerprint(of request: URLRequest) -> String {
         let names = credentialNames(of: request)
