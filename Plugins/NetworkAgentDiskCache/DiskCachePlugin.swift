@@ -138,17 +138,19 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         guard method == "GET" || method == "HEAD" else {
             return try await forwardUncached(request, method: method, next: next)
         }
-        if method == "GET", let range = Self.servableRange(of: request) {
+        // The request's fields are taken out once for every lookup below.
+        let fields = RequestFields(request)
+        if method == "GET", let range = Self.servableRange(fields) {
             return try await answerRange(range, of: request, endpoint: endpoint, next: next)
         }
-        guard !Self.bypassHeaders.contains(where: { request.headerField($0) != nil }),
-            let key = CacheKey(request: request)
+        guard !fields.containsAny(of: Self.bypassHeaders),
+            let key = CacheKey(request: request, fields: fields)
         else {
             return try await next(request)
         }
         let directives = CacheControl(
-            requestCacheControl: request.headerField("Cache-Control"),
-            pragma: request.headerField("Pragma")
+            requestCacheControl: fields.value("Cache-Control"),
+            pragma: fields.value("Pragma")
         )
         let exchange = DiskCacheExchange(
             plugin: self,
