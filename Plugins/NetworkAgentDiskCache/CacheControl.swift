@@ -110,7 +110,7 @@ struct CacheControl: Equatable, Sendable {
     /// A delta-seconds header value such as `Age` (RFC 9111 §5.1): `nil` when absent or not a non-negative integer.
     static func deltaSeconds(_ text: String?) -> Int? {
         guard let text else { return nil }
-        if case .value(let seconds) = seconds(text.trimmingCharacters(in: .whitespaces)) { return seconds }
+        if case .value(let seconds) = seconds(text[...].trimmingWhitespace()) { return seconds }
         return nil
     }
 

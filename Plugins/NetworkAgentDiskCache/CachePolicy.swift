@@ -366,7 +366,7 @@ struct CachePolicy: Sendable {
     /// Header fields as they are stored: without hop-by-hop fields and without those named by `Connection`.
     static func storableHeaders(_ headers: [String: String], excluding extra: Set<String>) -> [String: String] {
         let connection = headers.first { $0.key.equalsIgnoringASCIICase("Connection") }?.value ?? ""
-        let named = Set(connection.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        let named = Set(connection.split(separator: ",").map { $0.trimmingWhitespace().lowercased() })
         return headers.filter { name, _ in
             let lowered = name.lowercased()
             return !unstorableHeaders.contains(lowered) && !named.contains(lowered) && !extra.contains(lowered)

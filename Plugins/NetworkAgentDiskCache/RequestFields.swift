@@ -10,21 +10,31 @@ import FoundationNetworking
 /// core's `URLRequest.headerField(_:)` gives (Foundation's answer: names compared without case), without copying
 /// the fields out of the request and re-checking every name's bytes on each call.
 struct RequestFields {
+    private struct Field {
+        let name: String
+        let value: String
+        /// The name's UTF-8 length, or -1 when it is not ASCII.
+        let asciiLength: Int
+    }
+
     private let fields: [String: String]
+    private let list: [Field]
 
     init(_ request: URLRequest) {
         fields = request.allHTTPHeaderFields ?? [:]
+        list = fields.map { name, value in
+            Field(name: name, value: value, asciiLength: name.utf8.allSatisfy { $0 < 0x80 } ? name.utf8.count : -1)
+        }
     }
 
     /// The value of the field called `name` in any case, or `nil`.
     func value(_ name: String) -> String? {
         if let exact = fields[name] { return exact }
-        let count = name.utf8.count
-        let isASCII = name.utf8.allSatisfy { $0 < 0x80 }
-        for (key, value) in fields {
+        let length = name.utf8.allSatisfy { $0 < 0x80 } ? name.utf8.count : -1
+        for field in list {
             // ASCII names of different lengths never match (HTTPFieldName.equal's own rule); others go through it.
-            if isASCII, key.utf8.count != count, key.utf8.allSatisfy({ $0 < 0x80 }) { continue }
-            if HTTPFieldName.equal(key, name) { return value }
+            if length >= 0, field.asciiLength >= 0, field.asciiLength != length { continue }
+            if HTTPFieldName.equal(field.name, name) { return field.value }
         }
         return nil
     }
