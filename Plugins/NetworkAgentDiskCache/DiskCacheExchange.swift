@@ -199,8 +199,8 @@ struct DiskCacheExchange: Sendable {
         // stored itself. A server error leaves the stored response alone, for stale-if-error.
         let replaces = !directives.noStore && response.statusCode < 500
         // Decide first: a response that may never be stored (`no-store` in the request or the response, a body
-        // streamed to the caller) leaves before any header copy or entry is built; its key is worked out only to
-        // remove what it replaces.
+        // streamed to the caller) leaves before any entry is built or parsed; its key (usually the lookup's) only
+        // removes what it replaces.
         if bodiesAreStreamed || directives.noStore || Self.forbidsStoring(headers) {
             guard replaces, let filed = storageKey(for: response, redirected: redirected, varyNames: varyNames)
             else { return }

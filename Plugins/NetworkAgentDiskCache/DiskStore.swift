@@ -30,7 +30,7 @@ import Darwin
 ///   only by `rename(2)` to its identifier, which is atomic: a reader (or a restart after a crash) sees the old entry
 ///   or the new one, never a mix. Leftovers from a crash are deleted at start (they are not entries, so they are not
 ///   counted as damaged). The rename stays within one directory: a rename between two directories takes a lock
-///   over the whole file system and cost a storable miss most of its CPU.
+///   over the whole file system, which made two concurrent writes cost about twice the CPU each.
 /// - `tmp/` — where earlier versions wrote their entries being written; a store deletes it, with any leftovers,
 ///   when it opens.
 ///
