@@ -60,11 +60,12 @@ struct CachePolicy: Sendable {
     ///   - request: The request's directives.
     ///   - entry: The response, as it would be stored.
     /// - Returns: Whether storing it is allowed.
-    func mayStore(method: String, request: CacheControl, entry: CachedEntry) -> Bool {
+    ///   - facts: The response's parsed fields, when the caller has them (``facts(of:)``).
+    func mayStore(method: String, request: CacheControl, entry: CachedEntry, facts: Facts? = nil) -> Bool {
         guard method == "GET" || method == "HEAD" else { return false }
         let status = entry.statusCode
         guard status >= 200, status != 206, status != 304 else { return false }
-        let response = CacheControl(entry.header("Cache-Control"))
+        let response = facts?.directives ?? CacheControl(entry.header("Cache-Control"))
         if request.noStore { return false }
         if response.mustUnderstand {
             // §5.2.2.3: a cache that understands the status code ignores no-store; one that does not, stores nothing.
@@ -80,11 +81,12 @@ struct CachePolicy: Sendable {
     /// Whether a storable response is worth storing: it can answer a later request directly, after validation, or
     /// as a stale fallback. A response that is stale at once, has no validator and may never be served stale is
     /// not written (it would only cost disk traffic).
-    func isWorthStoring(_ entry: CachedEntry) -> Bool {
-        let response = CacheControl(entry.header("Cache-Control"))
-        if hasValidator(entry) { return true }
+    func isWorthStoring(_ entry: CachedEntry, facts: Facts? = nil) -> Bool {
+        let facts = facts ?? self.facts(of: entry)
+        let response = facts.directives
+        if facts.hasValidator { return true }
         if response.noCache { return false }
-        if freshnessLifetime(of: entry) > 0 { return true }
+        if facts.lifetime > 0 { return true }
         if response.mustRevalidate { return false }
         return offlineFallback > 0 || (response.staleIfError?.seconds ?? 0) > 0
             || (response.staleWhileRevalidate?.seconds ?? 0) > 0
@@ -92,13 +94,51 @@ struct CachePolicy: Sendable {
 
     // MARK: Freshness (§4.2)
 
+    /// What the rules read from a stored response's own fields, parsed once per use of the response: its
+    /// `Cache-Control`, `Date` and `Age` values, its freshness lifetime and whether it has a validator. (A hit
+    /// asks several of the questions below; each used to parse the fields again.)
+    struct Facts {
+        /// The response's `Cache-Control` directives.
+        let directives: CacheControl
+        /// The `Date` field, or the response time when it is missing or invalid.
+        let date: Date
+        /// The `Age` field's delta-seconds, 0 when absent or invalid.
+        let ageValue: TimeInterval
+        /// ``freshnessLifetime(of:)``.
+        let lifetime: TimeInterval
+        /// ``hasValidator(_:)``.
+        let hasValidator: Bool
+    }
+
+    /// Parses what the rules read from a stored response.
+    func facts(of entry: CachedEntry) -> Facts {
+        let directives = CacheControl(entry.header("Cache-Control"))
+        let date = dateValue(of: entry)
+        return Facts(
+            directives: directives,
+            date: date,
+            ageValue: TimeInterval(CacheControl.age(entry.header("Age")) ?? 0),
+            lifetime: freshnessLifetime(of: entry, directives: directives, date: date),
+            hasValidator: hasValidator(entry)
+        )
+    }
+
     /// The freshness lifetime (RFC 9111 §4.2.1): `max-age`, else `Expires` minus `Date`, else the heuristic of
     /// §4.2.2 (a fraction of the time since `Last-Modified`, for heuristically cacheable or `public` responses).
     /// `s-maxage` is for shared caches and ignored. An invalid `max-age` or `Expires` means already expired.
     func freshnessLifetime(of entry: CachedEntry) -> TimeInterval {
-        let response = CacheControl(entry.header("Cache-Control"))
+        facts(of: entry).lifetime
+    }
+
+    /// ``freshnessLifetime(of:)`` given the response's directives and `Date` value.
+    private func freshnessLifetime(
+        of entry: CachedEntry,
+        directives response: CacheControl,
+        date: Date
+    )
+        -> TimeInterval
+    {
         if let maxAge = response.maxAge { return TimeInterval(maxAge.seconds) }
-        let date = dateValue(of: entry)
         if let expires = entry.header("Expires") {
             guard let expiry = Self.date(expires, of: entry) else { return 0 }
             return max(0, expiry.timeIntervalSince(date))
@@ -114,8 +154,13 @@ struct CachePolicy: Sendable {
     /// The current age (RFC 9111 §4.2.3), from the `Age` and `Date` fields and the request and response times. A
     /// list-based `Age` counts by its first member; an invalid one is ignored (§5.1).
     func currentAge(of entry: CachedEntry, now: Date) -> TimeInterval {
-        let ageValue = TimeInterval(CacheControl.age(entry.header("Age")) ?? 0)
-        let dateValue = dateValue(of: entry)
+        currentAge(of: entry, now: now, facts: facts(of: entry))
+    }
+
+    /// ``currentAge(of:now:)`` with the response's fields parsed.
+    func currentAge(of entry: CachedEntry, now: Date, facts: Facts) -> TimeInterval {
+        let ageValue = facts.ageValue
+        let dateValue = facts.date
         let apparentAge = max(0, entry.responseDate.timeIntervalSince(dateValue))
         let responseDelay = max(0, entry.responseDate.timeIntervalSince(entry.requestDate))
         let correctedAgeValue = ageValue + responseDelay
@@ -149,11 +194,16 @@ struct CachePolicy: Sendable {
     /// A request `max-age=0` always validates: it is how clients ask for a reload, and ages below a second are
     /// not meaningful to compare.
     func decide(_ entry: CachedEntry, request: CacheControl, now: Date) -> Decision {
-        let response = CacheControl(entry.header("Cache-Control"))
-        let unusable: Decision = hasValidator(entry) ? .validate : .fetch
+        decide(entry, request: request, now: now, facts: facts(of: entry))
+    }
+
+    /// ``decide(_:request:now:)`` with the response's fields parsed.
+    func decide(_ entry: CachedEntry, request: CacheControl, now: Date, facts: Facts) -> Decision {
+        let response = facts.directives
+        let unusable: Decision = facts.hasValidator ? .validate : .fetch
         if response.noCache { return unusable }
-        let age = currentAge(of: entry, now: now)
-        let lifetime = freshnessLifetime(of: entry)
+        let age = currentAge(of: entry, now: now, facts: facts)
+        let lifetime = facts.lifetime
         let remaining = lifetime - age
         let meetsMinFresh = request.minFresh.map { remaining >= TimeInterval($0.seconds) } ?? true
         let meetsMaxAge = request.maxAge.map { $0.seconds > 0 && age <= TimeInterval($0.seconds) } ?? true
@@ -172,9 +222,10 @@ struct CachePolicy: Sendable {
     /// How long a response being stored stays useful (see ``EntryRetention``): fresh for the rest of its freshness
     /// lifetime, then stale for the longest of its `stale-while-revalidate` and `stale-if-error` windows and the
     /// offline fallback (none for `no-cache` or `must-revalidate` responses, which are never served stale).
-    func retention(of entry: CachedEntry, now: Date) -> EntryRetention {
-        let response = CacheControl(entry.header("Cache-Control"))
-        let remaining = freshnessLifetime(of: entry) - currentAge(of: entry, now: now)
+    func retention(of entry: CachedEntry, now: Date, facts: Facts? = nil) -> EntryRetention {
+        let facts = facts ?? self.facts(of: entry)
+        let response = facts.directives
+        let remaining = facts.lifetime - currentAge(of: entry, now: now, facts: facts)
         var window: TimeInterval = 0
         if !response.noCache && !response.mustRevalidate {
             window = max(
@@ -186,7 +237,7 @@ struct CachePolicy: Sendable {
         // A response already stale on arrival has used part of its stale window.
         let fresh = max(0, remaining)
         let stale = max(0, remaining < 0 ? window + remaining : window)
-        return EntryRetention(freshFor: .seconds(fresh), staleFor: .seconds(stale), hasValidator: hasValidator(entry))
+        return EntryRetention(freshFor: .seconds(fresh), staleFor: .seconds(stale), hasValidator: facts.hasValidator)
     }
 
     /// Whether a stored response may answer when the network fails or the origin answers 500, 502, 503 or 504:
@@ -205,8 +256,8 @@ struct CachePolicy: Sendable {
 
     /// The header fields a stored response may be sent with when it was not validated for this use: all but
     /// those its qualified `no-cache="a, b"` names (§5.2.2.4). After a successful validation all are sent.
-    func headersWithoutValidation(of entry: CachedEntry) -> [String: String] {
-        let withheld = CacheControl(entry.header("Cache-Control")).noCacheFields
+    func headersWithoutValidation(of entry: CachedEntry, facts: Facts? = nil) -> [String: String] {
+        let withheld = (facts?.directives ?? CacheControl(entry.header("Cache-Control"))).noCacheFields
         guard !withheld.isEmpty else { return entry.headers }
         return entry.headers.filter { !withheld.contains($0.key.lowercased()) }
     }
@@ -315,7 +366,7 @@ struct CachePolicy: Sendable {
     /// Header fields as they are stored: without hop-by-hop fields and without those named by `Connection`.
     static func storableHeaders(_ headers: [String: String], excluding extra: Set<String>) -> [String: String] {
         let connection = headers.first { $0.key.equalsIgnoringASCIICase("Connection") }?.value ?? ""
-        let named = Set(connection.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        let named = Set(connection.split(separator: ",").map { $0.trimmingWhitespace().lowercased() })
         return headers.filter { name, _ in
             let lowered = name.lowercased()
             return !unstorableHeaders.contains(lowered) && !named.contains(lowered) && !extra.contains(lowered)

@@ -163,8 +163,9 @@ extension DiskCacheExchange {
         let (stored, reason) = await plugin.lookup(key, request: request)
         guard let stored else { return (nil, reason) }
         let now = plugin.configuration.now()
-        guard plugin.policy.decide(stored, request: directives, now: now) == .fresh,
-            let answer = answer(with: stored, status: .hit, now: now)
+        let facts = plugin.policy.facts(of: stored)
+        guard plugin.policy.decide(stored, request: directives, now: now, facts: facts) == .fresh,
+            let answer = answer(with: stored, status: .hit, now: now, facts: facts)
         else { return (nil, "not_fresh") }
         plugin.state.record("hit", ["method": method, "coalesced": "true"])
         return (answer, "")

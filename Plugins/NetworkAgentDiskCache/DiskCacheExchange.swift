@@ -60,8 +60,10 @@ struct DiskCacheExchange: Sendable {
         let responseDate = now()
         guard let http = response as? HTTPURLResponse else { return (data, response) }
         if let fallback, let answer = staleAnswerOnServerError(fallback, status: http.statusCode) { return answer }
-        await save(data: data, response: http, requestDate: requestDate, responseDate: responseDate)
-        return (data, annotate(http, status: .miss))
+        // The response's fields are copied out of Foundation once, for the storing decision and the annotation.
+        let headers = Self.headerFields(of: http)
+        await save(data: data, response: http, headers: headers, requestDate: requestDate, responseDate: responseDate)
+        return (data, annotate(http, headers: headers, status: .miss))
     }
 
     /// Sends a conditional request for a stored response; merges a matching 304 into it (RFC 9111 §4.3.3, §4.3.4),
@@ -99,8 +101,9 @@ struct DiskCacheExchange: Sendable {
         }
         if let answer = staleAnswerOnServerError(stored, status: http.statusCode) { return answer }
         state.record("miss", ["method": method, "reason": "modified"])
-        await save(data: data, response: http, requestDate: requestDate, responseDate: responseDate)
-        return (data, annotate(http, status: .miss))
+        let headers = Self.headerFields(of: http)
+        await save(data: data, response: http, headers: headers, requestDate: requestDate, responseDate: responseDate)
+        return (data, annotate(http, headers: headers, status: .miss))
     }
 
     /// Sends a request that no stored variant matches with the `ETag`s of the stored variants (RFC 9111 §4.3.1). A
@@ -117,8 +120,15 @@ struct DiskCacheExchange: Sendable {
         guard let http = response as? HTTPURLResponse else { return (data, response) }
         guard http.statusCode == 304 else {
             state.record("miss", ["method": method, "reason": "vary_mismatch"])
-            await save(data: data, response: http, requestDate: requestDate, responseDate: responseDate)
-            return (data, annotate(http, status: .miss))
+            let headers = Self.headerFields(of: http)
+            await save(
+                data: data,
+                response: http,
+                headers: headers,
+                requestDate: requestDate,
+                responseDate: responseDate
+            )
+            return (data, annotate(http, headers: headers, status: .miss))
         }
         let headers = Self.headerFields(of: http)
         guard !isRedirected(http), let chosen = policy.variant(namedBy: headers, among: variants),
@@ -176,16 +186,22 @@ struct DiskCacheExchange: Sendable {
     /// The response is filed under the URL it came from. When the transport followed redirects, that is not the
     /// request's URL: the cache saw only the final response, not the redirects, so nothing is stored under the
     /// first URL, and what was stored there goes (its latest answer was a redirect the cache could not store).
-    private func save(data: Data, response: HTTPURLResponse, requestDate: Date, responseDate: Date) async {
-        let varyNames = CacheKey.varyNames(fromField: response.value(forHTTPHeaderField: "Vary"))
+    private func save(
+        data: Data,
+        response: HTTPURLResponse,
+        headers: [String: String],
+        requestDate: Date,
+        responseDate: Date
+    ) async {
+        let varyNames = CacheKey.varyNames(fromField: Self.field("Vary", in: headers))
         let redirected = isRedirected(response)
         // The origin's latest (non-error) word on this resource replaces what is stored, whether or not it can be
         // stored itself. A server error leaves the stored response alone, for stale-if-error.
         let replaces = !directives.noStore && response.statusCode < 500
         // Decide first: a response that may never be stored (`no-store` in the request or the response, a body
-        // streamed to the caller) leaves before any header copy or entry is built; its key is worked out only to
-        // remove what it replaces.
-        if bodiesAreStreamed || directives.noStore || Self.forbidsStoring(response) {
+        // streamed to the caller) leaves before any entry is built or parsed; its key (usually the lookup's) only
+        // removes what it replaces.
+        if bodiesAreStreamed || directives.noStore || Self.forbidsStoring(headers) {
             guard replaces, let filed = storageKey(for: response, redirected: redirected, varyNames: varyNames)
             else { return }
             if redirected { await removeAllVariants(of: request) }
@@ -193,7 +209,6 @@ struct DiskCacheExchange: Sendable {
             return
         }
         guard let (key, url) = storageKey(for: response, redirected: redirected, varyNames: varyNames) else { return }
-        let headers = Self.headerFields(of: response)
         if redirected && replaces { await removeAllVariants(of: request) }
         let excluded = Set([plugin.configuration.statusHeader?.lowercased()].compactMap { $0 })
         let entry = CachedEntry(
@@ -205,8 +220,11 @@ struct DiskCacheExchange: Sendable {
             requestDate: requestDate,
             responseDate: responseDate
         )
+        // The entry's fields are parsed once for the three questions below.
+        let facts = policy.facts(of: entry)
         guard !bodiesAreStreamed, !redirected || mayStoreRedirected(response, varyNames: varyNames),
-            policy.mayStore(method: method, request: directives, entry: entry), policy.isWorthStoring(entry),
+            policy.mayStore(method: method, request: directives, entry: entry, facts: facts),
+            policy.isWorthStoring(entry, facts: facts),
             entry.body.count <= plugin.configuration.maximumEntryBytes
         else {
             if replaces { await plugin.store.remove(key) }
@@ -217,13 +235,13 @@ struct DiskCacheExchange: Sendable {
         where variant.varyNames != key.varyNames {
             await plugin.store.remove(variant)
         }
-        await write(entry)
+        await write(entry, facts: facts)
     }
 
     /// Whether a response says it must not be stored (RFC 9111 §5.2.2.5): `no-store`, unless `must-understand`
-    /// leaves the decision to ``CachePolicy/mayStore(method:request:entry:)``.
-    private static func forbidsStoring(_ response: HTTPURLResponse) -> Bool {
-        guard let field = response.value(forHTTPHeaderField: "Cache-Control") else { return false }
+    /// leaves the decision to ``CachePolicy/mayStore(method:request:entry:facts:)``.
+    private static func forbidsStoring(_ headers: [String: String]) -> Bool {
+        guard let field = field("Cache-Control", in: headers) else { return false }
         let directives = CacheControl(field)
         return directives.noStore && !directives.mustUnderstand
     }
@@ -280,9 +298,10 @@ struct DiskCacheExchange: Sendable {
         for variant in await plugin.store.variantKeys(forPrimaryKey: key.primary) { await plugin.store.remove(variant) }
     }
 
-    private func write(_ entry: CachedEntry) async {
+    private func write(_ entry: CachedEntry, facts: CachePolicy.Facts? = nil) async {
         do {
-            let evicted = try await plugin.store.store(entry, retention: policy.retention(of: entry, now: now()))
+            let retention = policy.retention(of: entry, now: now(), facts: facts)
+            let evicted = try await plugin.store.store(entry, retention: retention)
             state.record("stored", ["method": method, "status": "\(entry.statusCode)", "bytes": "\(entry.body.count)"])
             if evicted.entryCount > 0 {
                 state.record(
@@ -300,10 +319,17 @@ struct DiskCacheExchange: Sendable {
 
     /// A stored response as the caller sees it: its status, header fields and body, an `Age` (RFC 9111 §5.1) and
     /// the status header; `nil` if Foundation refuses to build the response. Unless it was just revalidated, the
-    /// fields a qualified `no-cache` names are left out (§5.2.2.4).
-    func answer(with entry: CachedEntry, status: CacheStatus, now: Date) -> (data: Data, response: URLResponse)? {
-        var headers = status == .revalidated ? entry.headers : policy.headersWithoutValidation(of: entry)
-        let age = max(0, policy.currentAge(of: entry, now: now))
+    /// fields a qualified `no-cache` names are left out (§5.2.2.4). `facts` are the entry's parsed fields, when the
+    /// caller has them (``CachePolicy/facts(of:)``).
+    func answer(
+        with entry: CachedEntry,
+        status: CacheStatus,
+        now: Date,
+        facts: CachePolicy.Facts? = nil
+    ) -> (data: Data, response: URLResponse)? {
+        let facts = facts ?? policy.facts(of: entry)
+        var headers = status == .revalidated ? entry.headers : policy.headersWithoutValidation(of: entry, facts: facts)
+        let age = max(0, policy.currentAge(of: entry, now: now, facts: facts))
         for name in headers.keys where name.equalsIgnoringASCIICase("Age") { headers[name] = nil }
         headers["Age"] = String(Int(min(age, TimeInterval(CacheControl.maximumDeltaSeconds))))
         if let header = plugin.configuration.statusHeader { headers[header] = status.rawValue }
@@ -333,9 +359,15 @@ struct DiskCacheExchange: Sendable {
     }
 
     /// A network response with the status header added, keeping the transport's `transferTimings`.
-    private func annotate(_ response: HTTPURLResponse, status: CacheStatus) -> URLResponse {
+    ///
+    /// - Parameter headers: The response's fields, when the caller has them (``headerFields(of:)``).
+    private func annotate(
+        _ response: HTTPURLResponse,
+        headers: [String: String]? = nil,
+        status: CacheStatus
+    ) -> URLResponse {
         guard let header = plugin.configuration.statusHeader, let url = response.url else { return response }
-        var headers = Self.headerFields(of: response)
+        var headers = headers ?? Self.headerFields(of: response)
         headers[header] = status.rawValue
         return HTTPURLResponse.withTransferTimings(
             response.transferTimings,
@@ -374,6 +406,13 @@ struct DiskCacheExchange: Sendable {
         else { return nil }
         state.record("stale", ["method": method, "reason": reason, "error": detail])
         return answer
+    }
+
+    /// The value of a header field of `headers`, its name compared without ASCII case, as
+    /// `HTTPURLResponse.value(forHTTPHeaderField:)` finds it (without its case-folding of every name per call).
+    static func field(_ name: String, in headers: [String: String]) -> String? {
+        if let exact = headers[name] { return exact }
+        return headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
     }
 
     /// A response's header fields as strings.

@@ -15,9 +15,9 @@ import FoundationNetworking
 extension DiskCachePlugin {
     /// The byte range of a `GET` the cache may answer from the store: a single byte range, without `If-Range` or
     /// another conditional of the caller's own.
-    static func servableRange(of request: URLRequest) -> ByteRange? {
-        guard let field = request.value(forHTTPHeaderField: "Range"),
-            !bypassHeaders.contains(where: { $0 != "Range" && request.value(forHTTPHeaderField: $0) != nil })
+    static func servableRange(_ fields: RequestFields) -> ByteRange? {
+        guard let field = fields.value("Range"),
+            !fields.containsAny(of: bypassHeaders.filter { $0 != "Range" })
         else { return nil }
         return ByteRange(rangeField: field)
     }
@@ -34,8 +34,8 @@ extension DiskCachePlugin {
         var whole = request
         whole.setValue(nil, forHTTPHeaderField: "Range")
         let directives = CacheControl(
-            requestCacheControl: request.value(forHTTPHeaderField: "Cache-Control"),
-            pragma: request.value(forHTTPHeaderField: "Pragma")
+            requestCacheControl: request.headerField("Cache-Control"),
+            pragma: request.headerField("Pragma")
         )
         guard let key = CacheKey(request: whole) else { return try await next(request) }
         let exchange = DiskCacheExchange(

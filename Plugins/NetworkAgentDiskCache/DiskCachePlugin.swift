@@ -138,17 +138,19 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         guard method == "GET" || method == "HEAD" else {
             return try await forwardUncached(request, method: method, next: next)
         }
-        if method == "GET", let range = Self.servableRange(of: request) {
+        // The request's fields are taken out once for every lookup below.
+        let fields = RequestFields(request)
+        if method == "GET", let range = Self.servableRange(fields) {
             return try await answerRange(range, of: request, endpoint: endpoint, next: next)
         }
-        guard !Self.bypassHeaders.contains(where: { request.value(forHTTPHeaderField: $0) != nil }),
-            let key = CacheKey(request: request)
+        guard !fields.containsAny(of: Self.bypassHeaders),
+            let key = CacheKey(request: request, fields: fields)
         else {
             return try await next(request)
         }
         let directives = CacheControl(
-            requestCacheControl: request.value(forHTTPHeaderField: "Cache-Control"),
-            pragma: request.value(forHTTPHeaderField: "Pragma")
+            requestCacheControl: fields.value("Cache-Control"),
+            pragma: fields.value("Pragma")
         )
         let exchange = DiskCacheExchange(
             plugin: self,
@@ -181,20 +183,22 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         method: String
     ) async throws -> (data: Data, response: URLResponse) {
         let now = configuration.now()
-        let decision = policy.decide(stored, request: directives, now: now)
+        // The stored response's fields are parsed once, for the decision and the answer.
+        let facts = policy.facts(of: stored)
+        let decision = policy.decide(stored, request: directives, now: now, facts: facts)
         switch decision {
         case .fresh:
-            if let answer = exchange.answer(with: stored, status: .hit, now: now) {
+            if let answer = exchange.answer(with: stored, status: .hit, now: now, facts: facts) {
                 state.record("hit", ["method": method])
                 return answer
             }
         case .staleAccepted:
-            if let answer = exchange.answer(with: stored, status: .stale, now: now) {
+            if let answer = exchange.answer(with: stored, status: .stale, now: now, facts: facts) {
                 state.record("stale", ["method": method, "reason": "max_stale"])
                 return answer
             }
         case .staleWhileRevalidate:
-            if let answer = exchange.answer(with: stored, status: .stale, now: now) {
+            if let answer = exchange.answer(with: stored, status: .stale, now: now, facts: facts) {
                 state.record("stale", ["method": method, "reason": "stale_while_revalidate"])
                 exchange.refreshInBackground(stored)
                 return answer

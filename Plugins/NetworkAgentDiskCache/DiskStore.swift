@@ -26,15 +26,19 @@ import Darwin
 ///   plugin that should use it.
 /// - `entries/<identifier>` — one entry per file, named by ``CacheKey/identifier``, in the format of
 ///   `Docs/DiskCache.md` (a checksummed key, metadata and body).
-/// - `tmp/` — entries being written. A write goes to a new file here and becomes visible only by `rename(2)` into
-///   `entries/`, which is atomic: a reader (or a restart after a crash) sees the old entry or the new one, never a
-///   mix. Leftovers from a crash are deleted at start.
+/// - `entries/.partial-<n>` — entries being written. A write goes to a new file of such a name and becomes visible
+///   only by `rename(2)` to its identifier, which is atomic: a reader (or a restart after a crash) sees the old entry
+///   or the new one, never a mix. Leftovers from a crash are deleted at start (they are not entries, so they are not
+///   counted as damaged). The rename stays within one directory: a rename between two directories takes a lock
+///   over the whole file system, which made two concurrent writes cost about twice the CPU each.
+/// - `tmp/` — where earlier versions wrote their entries being written; a store deletes it, with any leftovers,
+///   when it opens.
 ///
 /// At start the index is rebuilt by reading each entry's prefix and key only (never its metadata or body): entries
 /// whose key checksum or length does not verify are deleted and counted in ``corruptEntriesDroppedAtOpen``. Every
 /// read verifies the whole entry's checksum before it is served; a corrupt entry is deleted and reported. Lookups
-/// are O(1) in the number of entries. The order of least recent use survives restarts through the files'
-/// modification times, which reads refresh.
+/// are O(1) in the number of entries. The order of least recent use survives restarts, to within a minute, through
+/// the files' modification times, which a read sets to now when they are a minute old or more.
 ///
 /// Durability: with ``Durability/processCrash`` (the default) nothing is synced — an entry written before a process
 /// crash is there afterwards, because the kernel holds the written pages; after a power loss an entry may be
@@ -69,7 +73,12 @@ public final class DiskStore: ResponseStore {
 
     private struct State {
         var index = CacheIndex<Void>()
+        /// The number of the next temporary file (``partialPrefix``): unique within the process holding the lock.
+        var nextPartial: UInt64 = 0
     }
+
+    /// The name prefix of files being written in `entries/`; no identifier (64 hex digits) starts with it.
+    package static let partialPrefix = ".partial-"
 
     /// The directory holding the entries.
     public let directory: URL
@@ -91,8 +100,14 @@ public final class DiskStore: ResponseStore {
         case unavailable(DiskCachePlugin.Error)
     }
 
+    /// How stale a file's modification time may be before a read sets it to now: one minute. The time stands for
+    /// the entry's last use when the index is rebuilt at the next start; setting it on every read cost a system
+    /// call and an inode update per hit, while the order of use within the process is kept in the index anyway.
+    static let useRecordingInterval: TimeInterval = 60
+
     private let entriesPath: String
-    private let temporaryPath: String
+    /// Where earlier versions wrote temporary files (see the layout above).
+    private let legacyTemporaryPath: String
     private let lock: Lock
     private let state: Locked<State>
 
@@ -127,7 +142,7 @@ public final class DiskStore: ResponseStore {
         self.lock = lock
         let root = directory.path
         entriesPath = root + "/entries"
-        temporaryPath = root + "/tmp"
+        legacyTemporaryPath = root + "/tmp"
 
         var index = CacheIndex<Void>()
         var dropped = 0
@@ -140,15 +155,15 @@ public final class DiskStore: ResponseStore {
         }
         do throws(DiskCachePlugin.Error) {
             try FileIO.makeDirectory(entriesPath)
-            try FileIO.makeDirectory(temporaryPath)
             unavailableReason = nil
         } catch {
             unavailableReason = error.message
             Self.emit("error", ["reason": error.code.description])
         }
         if unavailableReason == nil {
-            for name in FileIO.names(in: temporaryPath) ?? [] {
-                FileIO.removeFile(temporaryPath + "/" + name)
+            if let leftovers = FileIO.names(in: legacyTemporaryPath) {
+                for name in leftovers { FileIO.removeFile(legacyTemporaryPath + "/" + name) }
+                FileIO.removeDirectory(legacyTemporaryPath)
             }
             (index, dropped) = Self.rebuildIndex(entriesPath)
         }
@@ -195,11 +210,19 @@ public final class DiskStore: ResponseStore {
     /// - Throws: ``DiskCachePlugin/Error`` with ``DiskCachePlugin/Error/Code/corruptEntry`` when an entry failed
     ///   verification (every such entry has been deleted), or ``DiskCachePlugin/Error/Code/io``.
     public func variants(forPrimaryKey primaryKey: String) throws -> [CachedEntry] {
+        // The index knows each variant's file name: no key is hashed on a lookup.
+        let found = state.withLock { state -> [(id: String, key: CacheKey, generation: UInt64)] in
+            state.index.ids(primary: primaryKey).compactMap { id in
+                guard let node = state.index.nodes[id] else { return nil }
+                state.index.touch(id: id)
+                return (id, node.key, node.generation)
+            }
+        }
         var entries: [CachedEntry] = []
         var corrupt: DiskCachePlugin.Error?
-        for key in variantKeys(forPrimaryKey: primaryKey) {
+        for (id, key, generation) in found {
             do throws(DiskCachePlugin.Error) {
-                if let entry = try read(key) { entries.append(entry) }
+                if let entry = try read(id: id, key: key, generation: generation) { entries.append(entry) }
             } catch {
                 guard error.code == .corruptEntry else { throw error }
                 corrupt = error
@@ -217,18 +240,12 @@ public final class DiskStore: ResponseStore {
         state.withLock { state in state.index.ids(primary: primaryKey).compactMap { state.index.nodes[$0]?.key } }
     }
 
-    /// Reads an entry, verifying its checksum, and marks it as recently used; `nil` when none is stored (or it was
-    /// evicted meanwhile). A corrupt entry is deleted and throws ``DiskCachePlugin/Error/Code/corruptEntry``.
-    private func read(_ key: CacheKey) throws(DiskCachePlugin.Error) -> CachedEntry? {
-        let id = key.identifier
-        let generation = state.withLock { state -> UInt64? in
-            guard let node = state.index.nodes[id] else { return nil }
-            state.index.touch(id: id)
-            return node.generation
-        }
-        guard let generation else { return nil }
+    /// Reads the entry the index holds under `id` (already marked as recently used there), verifying its checksum
+    /// and key; `nil` when its file is gone. A corrupt entry is deleted and throws
+    /// ``DiskCachePlugin/Error/Code/corruptEntry``.
+    private func read(id: String, key: CacheKey, generation: UInt64) throws(DiskCachePlugin.Error) -> CachedEntry? {
         let path = entriesPath + "/" + id
-        guard let data = try FileIO.readFile(path, touch: true) else {
+        guard let data = try FileIO.readFile(path, touchingOlderThan: Self.useRecordingInterval) else {
             // Deleted behind our back (a cache cleaner): forget it.
             dropFromIndex(id: id, generation: generation, deleteFile: false)
             return nil
@@ -262,7 +279,11 @@ public final class DiskStore: ResponseStore {
             return ResponseStoreUsage()
         }
         let id = entry.key.identifier
-        let temporary = temporaryPath + "/" + UUID().uuidString
+        let number = state.withLock { state in
+            defer { state.nextPartial += 1 }
+            return state.nextPartial
+        }
+        let temporary = entriesPath + "/" + Self.partialPrefix + String(number)
         try writeTemporary(temporary, data)
         let outcome = state.withLock { state -> Result<ResponseStoreUsage, DiskCachePlugin.Error> in
             do throws(DiskCachePlugin.Error) {
@@ -279,7 +300,7 @@ public final class DiskStore: ResponseStore {
         return evicted
     }
 
-    /// Writes a temporary file; when its directory was removed (a cache cleaner), creates it again, once.
+    /// Writes a temporary file; when the entries directory was removed (a cache cleaner), creates it again, once.
     private func writeTemporary(_ path: String, _ data: Data) throws(DiskCachePlugin.Error) {
         let sync = durability == .powerLoss
         let firstError: DiskCachePlugin.Error
@@ -290,7 +311,6 @@ public final class DiskStore: ResponseStore {
             firstError = error
         }
         guard firstError.systemErrorNumber == ENOENT else { throw firstError }
-        try FileIO.makeDirectory(temporaryPath)
         try FileIO.makeDirectory(entriesPath)
         try FileIO.writeNewFile(path, data, sync: sync)
     }
@@ -299,9 +319,13 @@ public final class DiskStore: ResponseStore {
     ///
     /// - Parameter key: The entry's key.
     public func remove(_ key: CacheKey) {
-        let id = key.identifier
         state.withLock { state in
-            if state.index.remove(id: id) != nil { FileIO.removeFile(entriesPath + "/" + id) }
+            // The entry's file name is found among its resource's variants in the index (usually none: a miss
+            // that replaces nothing), instead of hashing the key.
+            for id in state.index.ids(primary: key.primary) where state.index.nodes[id]?.key.variant == key.variant {
+                state.index.remove(id: id)
+                FileIO.removeFile(entriesPath + "/" + id)
+            }
         }
     }
 
@@ -325,7 +349,10 @@ public final class DiskStore: ResponseStore {
     public func removeAll() {
         state.withLock { state in
             state.index = CacheIndex()
-            for name in FileIO.names(in: entriesPath) ?? [] { FileIO.removeFile(entriesPath + "/" + name) }
+            // Files being written are left to their writers, which rename them into place or remove them.
+            for name in FileIO.names(in: entriesPath) ?? [] where !name.hasPrefix(Self.partialPrefix) {
+                FileIO.removeFile(entriesPath + "/" + name)
+            }
         }
     }
 
@@ -413,6 +440,11 @@ public final class DiskStore: ResponseStore {
         var dropped = 0
         for name in FileIO.names(in: entriesPath) ?? [] {
             let path = entriesPath + "/" + name
+            if name.hasPrefix(partialPrefix) {
+                // A write the previous process did not finish: never an entry, so not counted as damage.
+                FileIO.removeFile(path)
+                continue
+            }
             guard let (key, bytes, lastUse) = readHead(path), key.identifier == name else {
                 FileIO.removeFile(path)
                 dropped += 1

@@ -77,8 +77,12 @@ enum FileIO {
     }
 
     /// Reads a whole file. Returns `nil` when the file does not exist. Sets its access and modification times to
-    /// now when `touch` is set (the least-recently-used order that survives a restart).
-    static func readFile(_ path: String, touch: Bool) throws(DiskCachePlugin.Error) -> Data? {
+    /// now when its modification time is `interval` or more in the past (the least-recently-used order that
+    /// survives a restart, to within `interval`); `nil` never sets them.
+    static func readFile(
+        _ path: String,
+        touchingOlderThan interval: TimeInterval?
+    ) throws(DiskCachePlugin.Error) -> Data? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
@@ -92,7 +96,14 @@ enum FileIO {
         guard let total = data.withUnsafeMutableBytes({ readAll(descriptor, $0, at: 0) }) else {
             throw ioError("read", path)
         }
-        if touch { futimens(descriptor, nil) }
+        if let interval {
+            #if canImport(Darwin)
+            let modified = Double(status.st_mtimespec.tv_sec) + Double(status.st_mtimespec.tv_nsec) / 1e9
+            #else
+            let modified = Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
+            #endif
+            if abs(Date().timeIntervalSince1970 - modified) >= interval { futimens(descriptor, nil) }
+        }
         // A file that shrank while being read comes back short; the length check then rejects it.
         return total == size ? data : data.prefix(total)
     }
@@ -112,6 +123,11 @@ enum FileIO {
     /// Removes a file; a missing file is not an error.
     static func removeFile(_ path: String) {
         unlink(path)
+    }
+
+    /// Removes an empty directory; a missing or non-empty one is left as it is.
+    static func removeDirectory(_ path: String) {
+        rmdir(path)
     }
 
     /// Syncs a directory, so that renames and unlinks in it survive a power loss.

@@ -74,6 +74,8 @@ final class RedisConnection: @unchecked Sendable {
     private let endpoint: RedisEndpoint
     private let configuration: RedisStore.Configuration
     private let circuit: RedisCircuit
+    /// The command timeouts of the callers waiting for replies.
+    private let deadlines: ReplyDeadlines
     private let condition = NSCondition()
     private var queue: [Command] = []
     private var isClosed = false
@@ -90,6 +92,7 @@ final class RedisConnection: @unchecked Sendable {
         self.endpoint = endpoint
         self.configuration = configuration
         self.circuit = circuit
+        self.deadlines = ReplyDeadlines(timeout: configuration.commandTimeout)
         self.probeDelay = configuration.reconnectDelay
         circuit.onOpen { [weak self] in self?.wake() }
         let thread = Thread { [self] in run() }
@@ -127,12 +130,16 @@ final class RedisConnection: @unchecked Sendable {
     func command(_ arguments: [Data], script: RedisScript? = nil) async -> Result<RedisReply, RedisStore.Error> {
         let timeout = configuration.commandTimeout
         let circuit = self.circuit
+        let deadlines = self.deadlines
         return await withCheckedContinuation { continuation in
             let pending = PendingReply(continuation, lock: condition)
-            send(arguments, script: script) { pending.resume($0) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) {
+            let waiter = deadlines.add {
                 let failure = Self.deadlineError(timeout)
                 if pending.resume(.failure(failure)) { circuit.open(failure) }
+            }
+            send(arguments, script: script) { result in
+                deadlines.answered(waiter)
+                pending.resume(result)
             }
             // A request with less time left than the command timeout is not held past its own deadline; Redis is
             // not known to be down for that, so the circuit stays as it is.

@@ -47,6 +47,22 @@ import Testing
         #expect(!CacheControl(requestCacheControl: "max-age=5", pragma: "no-cache").noCache)
     }
 
+    @Test func theByteParserAgreesWithTheCharacterParser() {
+        let values = [
+            "max-age=60", " Max-Age = 60 ,\tNO-CACHE\t", "no-cache=\"Set-Cookie, X-Other\", private",
+            "a=\"x\\\"y\", b", "a=\"unterminated, b=1", "=5, , ,x=", "max-age=\"30\"junk, s", "a\r\nb=c\r\n",
+            "x=1=2, y=\"\"", "", ",", "\"quoted\"=1",
+        ]
+        for value in values {
+            let bytes = CacheControl.asciiDirectives(in: value)
+            let characters = CacheControl.unicodeDirectives(in: value)
+            #expect(bytes?.map(\.name) == characters.map(\.name), "\(value)")
+            #expect(bytes?.map(\.argument) == characters.map(\.argument), "\(value)")
+        }
+        #expect(CacheControl.asciiDirectives(in: "max-age=5, ünknown") == nil)
+        #expect(CacheControl("max-age=5, ünknown").maxAge == .value(5))
+    }
+
     @Test func unknownDirectivesAreIgnored() {
         #expect(CacheControl("community=\"UCI\", foo, bar=baz") == CacheControl())
     }

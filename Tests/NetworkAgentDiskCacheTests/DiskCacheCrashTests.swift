@@ -105,9 +105,9 @@ import FoundationNetworking
             #expect(writer.terminationReason == .uncaughtSignal, context)
             #expect(writer.terminationStatus == SIGKILL, context)
 
-            // A kill inside a write leaves its temporary file behind (in about a third of the rounds, mostly the
-            // syncing ones); opening the store removes it.
-            let temporary = directory.url.appendingPathComponent("tmp")
+            // A kill inside a write leaves its temporary file (`entries/.partial-<n>`) behind (in about a third of
+            // the rounds, mostly the syncing ones); opening the store removes it.
+            let entriesPath = directory.url.appendingPathComponent("entries").path
 
             // Every few rounds, damage the disk the way a power loss or a bad sector would, on top of the kill.
             var damaged = 0
@@ -117,7 +117,12 @@ import FoundationNetworking
             #expect(store.unavailableReason == nil, context)
             // Atomic renames mean the kill itself never leaves a torn entry: only the damage done above is found.
             #expect(store.corruptEntriesDroppedAtOpen == damaged, context)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty, context)
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: entriesPath).allSatisfy {
+                    !$0.hasPrefix(DiskStore.partialPrefix)
+                },
+                context
+            )
             var found = 0
             for slot in 0..<Self.slots {
                 do {
@@ -155,7 +160,9 @@ import FoundationNetworking
     /// Truncates one entry file and flips a header byte of another; returns how many were damaged.
     static func damageTwoEntries(in directory: URL) throws -> Int {
         let entries = directory.appendingPathComponent("entries")
-        let names = try FileManager.default.contentsOfDirectory(atPath: entries.path).sorted()
+        // Entries only: a write the kill interrupted (`.partial-<n>`) is no entry.
+        let names = try FileManager.default.contentsOfDirectory(atPath: entries.path)
+            .filter { !$0.hasPrefix(DiskStore.partialPrefix) }.sorted()
         guard names.count >= 2 else { return 0 }
         let truncated = entries.appendingPathComponent(names[0])
         let bytes = try Data(contentsOf: truncated)

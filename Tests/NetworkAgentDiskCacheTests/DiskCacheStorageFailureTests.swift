@@ -36,10 +36,11 @@ import FoundationNetworking
     @Test func aFailingWriteIsAnEventNotAFailure() async throws {
         let cache = try CacheHarness { _, now in .cached("body", at: now, [("Cache-Control", "max-age=60")]) }
         let directory = try #require(cache.directory).url
-        // Replace the temporary-files directory with a file: every write now fails (ENOTDIR).
-        let temporary = directory.appendingPathComponent("tmp")
-        try FileManager.default.removeItem(at: temporary)
-        try Data().write(to: temporary)
+        // Replace the entries directory (where a write's temporary file goes) with a file: every write now fails
+        // (ENOTDIR).
+        let entries = directory.appendingPathComponent("entries")
+        try FileManager.default.removeItem(at: entries)
+        try Data().write(to: entries)
         let answer = try await cache.send()
         #expect(answer.body == "body")
         #expect(answer.status == .miss)
@@ -55,8 +56,7 @@ import FoundationNetworking
         _ = try await cache.send("/one")
         let directory = try #require(cache.directory).url
         try FileManager.default.removeItem(at: directory.appendingPathComponent("entries"))
-        try FileManager.default.removeItem(at: directory.appendingPathComponent("tmp"))
-        // The lost entry is a miss; the new one is stored in the recreated directories.
+        // The lost entry is a miss; the new one is stored in the recreated directory.
         #expect(try await cache.send("/one").status == .miss)
         #expect(try await cache.send("/one").status == .hit)
         #expect(cache.requestCount == 2)

@@ -93,6 +93,23 @@ import Testing
         #expect(modified > old.addingTimeInterval(1_000))
     }
 
+    @Test func readsWithinAMinuteOfTheRecordedUseLeaveTheFileTimeAlone() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try DiskStore(directory: directory.url)
+        try await store.store(EntryFactory.entry("/hot"))
+        let file = directory.url.appendingPathComponent("entries").appendingPathComponent(
+            EntryFactory.key("/hot").identifier
+        )
+        let recent = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 10).rounded(.down))
+        try FileManager.default.setAttributes([.modificationDate: recent], ofItemAtPath: file.path)
+        for _ in 0..<3 { #expect(try await store.entry(for: EntryFactory.key("/hot")) != nil) }
+        let modified = try #require(
+            try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date
+        )
+        #expect(modified == recent)
+    }
+
     @Test func damagedEntriesAndLeftoversAreRemovedAtStart() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -114,7 +131,12 @@ import Testing
             to: entries.appendingPathComponent(String(repeating: "0", count: 64))
         )
         try Data("garbage".utf8).write(to: entries.appendingPathComponent("stray"))
-        try Data("half-written".utf8).write(to: directory.url.appendingPathComponent("tmp/leftover"))
+        // Leftovers of interrupted writes: this version's, and an earlier version's in its `tmp/` directory. They
+        // are removed without counting as damage.
+        try Data("half-written".utf8).write(to: entries.appendingPathComponent(DiskStore.partialPrefix + "7"))
+        let legacyTemporary = directory.url.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: legacyTemporary, withIntermediateDirectories: true)
+        try Data("half-written".utf8).write(to: legacyTemporary.appendingPathComponent("leftover"))
 
         let events = EventRecorder()
         let reopened = try await events.observing { try DiskStore(directory: directory.url) }
@@ -125,10 +147,7 @@ import Testing
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: entries.path) == [EntryFactory.key("/good").identifier]
         )
-        #expect(
-            try FileManager.default.contentsOfDirectory(atPath: directory.url.appendingPathComponent("tmp").path)
-                .isEmpty
-        )
+        #expect(!FileManager.default.fileExists(atPath: legacyTemporary.path))
     }
 
     @Test func aBodyDamagedAfterStartIsCaughtOnReadAndDeleted() async throws {
