@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAgent
 
 /// The directives of a `Cache-Control` header field (RFC 9111 §5.2), request or response.
 ///

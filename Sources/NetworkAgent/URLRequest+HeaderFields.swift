@@ -101,3 +101,16 @@ extension URLRequest {
         allHTTPHeaderFields = fields
     }
 }
+
+extension Substring {
+    /// `trimmingCharacters(in: .whitespaces)`, without its `NSString` round trip when the text is ASCII (there
+    /// `.whitespaces` is space and tab); other text takes Foundation's trimming. For field names and list members.
+    package func trimmingWhitespace() -> String {
+        guard utf8.allSatisfy({ $0 < 0x80 }) else { return trimmingCharacters(in: .whitespaces) }
+        let bytes = utf8
+        guard let first = bytes.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }),
+            let last = bytes.lastIndex(where: { $0 != 0x20 && $0 != 0x09 })
+        else { return "" }
+        return String(decoding: bytes[first...last], as: UTF8.self)
+    }
+}

@@ -74,15 +74,7 @@ enum SensitiveHeaderList {
     /// `name.trimmingCharacters(in: .whitespaces).lowercased()`, without Foundation for ASCII names (in ASCII,
     /// `.whitespaces` is the space and the tab).
     static func normalized(_ name: Substring) -> String {
-        let bytes = name.utf8
-        guard bytes.allSatisfy({ $0 < 0x80 }) else {
-            return name.trimmingCharacters(in: .whitespaces).lowercased()
-        }
-        let isBlank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
-        guard let first = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) })
-        else { return "" }
-        let trimmed = bytes[first...last]
-        guard trimmed.contains(where: { $0 >= 0x41 && $0 <= 0x5a }) else { return String(Substring(trimmed)) }
-        return String(decoding: trimmed.map { $0 >= 0x41 && $0 <= 0x5a ? $0 | 0x20 : $0 }, as: UTF8.self)
+        let trimmed = name.trimmingWhitespace()
+        return trimmed.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5a || $0 >= 0x80 }) ? trimmed.lowercased() : trimmed
     }
 }
