@@ -112,19 +112,6 @@ extension Measurement {
         return result
     }
 
-    /// The same runs as the client CPU per request the subject adds to the baseline: value is the median of the
-    /// per-repetition differences (subject − baseline, µs), baseline the baseline's median CPU per request, ratio
-    /// subject ÷ baseline CPU. `nil` without CPU figures.
-    func cpuAdded() -> Measurement? {
-        guard var result = byCPU(.subjectOverBaseline),
-            let subject = figures[ThroughputComparison.cpuFigure],
-            let baseline = figures[ThroughputComparison.baselineCPUFigure]
-        else { return nil }
-        result.values = zip(subject, baseline).map { $0 - $1 }
-        result.value = result.values.median
-        return result
-    }
-
     /// `request rates: subject X req/s, baseline Y req/s (ratio Z)`, from the rate figures.
     private var rateNote: String? {
         guard let value, let baseline, let ratio else { return nil }

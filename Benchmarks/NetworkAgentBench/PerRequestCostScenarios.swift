@@ -27,7 +27,7 @@ enum PerRequestCostScenarios {
         /// The most µs of CPU per request the plugin may add.
         let goal: Double
         /// Builds the subject: a provider with the plugin and the check of one answer.
-        let make: @MainActor @Sendable (BenchContext, BenchServer) throws -> Subject
+        let make: @MainActor @Sendable (BenchContext, BenchServer, CurlTransport) throws -> Subject
     }
 
     /// A provider under measurement, how to send one checked request through it, and the check after the run.
@@ -44,26 +44,36 @@ enum PerRequestCostScenarios {
 
     /// The plugins measured alone, with the goals of issue 29.
     nonisolated static let plugins: [PluginCase] = [
-        PluginCase(name: "auth", summary: "auth with a bearer token", goal: 3) { _, server in
+        PluginCase(name: "auth", summary: "auth with a bearer token", goal: 3) { _, server, transport in
             Subject(
                 request: checkedGET(
                     server,
+                    transport,
                     BenchRoutes.protectedDocument,
                     plugins: [.auth(.bearer(BenchRoutes.validToken))]
                 ),
                 note: "auth(.bearer) on the protected route (401 without the token)"
             )
         },
-        PluginCase(name: "retry", summary: "retry with its default policy (no retry happens)", goal: 3) { _, server in
-            Subject(request: checkedGET(server, BenchRoutes.plainDocument, plugins: [.retry()]), note: "retry()")
+        PluginCase(name: "retry", summary: "retry with its default policy (no retry happens)", goal: 3) {
+            _,
+            server,
+            transport in
+            Subject(
+                request: checkedGET(server, transport, BenchRoutes.plainDocument, plugins: [.retry()]),
+                note: "retry()"
+            )
         },
-        PluginCase(name: "gzip", summary: "gzip (the document is not gzipped)", goal: 3) { _, server in
-            Subject(request: checkedGET(server, BenchRoutes.plainDocument, plugins: [.gzip()]), note: "gzip()")
+        PluginCase(name: "gzip", summary: "gzip (the document is not gzipped)", goal: 3) { _, server, transport in
+            Subject(
+                request: checkedGET(server, transport, BenchRoutes.plainDocument, plugins: [.gzip()]),
+                note: "gzip()"
+            )
         },
-        PluginCase(name: "metrics", summary: "metrics into a registry", goal: 3) { context, server in
+        PluginCase(name: "metrics", summary: "metrics into a registry", goal: 3) { context, server, transport in
             let registry = MetricsRegistry()
             return Subject(
-                request: checkedGET(server, BenchRoutes.plainDocument, plugins: [.metrics(registry)]),
+                request: checkedGET(server, transport, BenchRoutes.plainDocument, plugins: [.metrics(registry)]),
                 verify: { expected in
                     let counted = Int(
                         registry.snapshot().total("networkagent_requests_total", matching: ["outcome": "success"])
@@ -77,14 +87,20 @@ enum PerRequestCostScenarios {
         },
         PluginCase(name: "token_refresh", summary: "token refresh with a valid token (0 refreshes)", goal: 3) {
             _,
-            server in
+            server,
+            transport in
             let refreshes = Locked(0)
             let refresher = TokenRefresher(token: AuthToken(credential: .bearer(BenchRoutes.validToken))) { _, _ in
                 refreshes.withLock { $0 += 1 }
                 return AuthToken(credential: .bearer(BenchRoutes.validToken))
             }
             return Subject(
-                request: checkedGET(server, BenchRoutes.protectedDocument, plugins: [.tokenRefresh(refresher)]),
+                request: checkedGET(
+                    server,
+                    transport,
+                    BenchRoutes.protectedDocument,
+                    plugins: [.tokenRefresh(refresher)]
+                ),
                 verify: { _ in
                     let count = refreshes.withLock { $0 }
                     guard count == 0 else { throw BenchFailure("the valid token was refreshed \(count) times") }
@@ -97,10 +113,10 @@ enum PerRequestCostScenarios {
             summary: "logging at its default level to a sink that keeps errors only (drops every record of a "
                 + "successful call)",
             goal: 3
-        ) { _, server in
+        ) { _, server, transport in
             let sink = LogSink(minimumSeverity: .error) { _ in }
             return Subject(
-                request: checkedGET(server, BenchRoutes.plainDocument, plugins: [.logging(sink: sink)]),
+                request: checkedGET(server, transport, BenchRoutes.plainDocument, plugins: [.logging(sink: sink)]),
                 note: "logging(.basic) to LogSink(minimumSeverity: .error) { _ in }, which drops every record of a "
                     + "successful call"
             )
@@ -111,7 +127,8 @@ enum PerRequestCostScenarios {
             goal: 15
         ) {
             _,
-            server in
+            server,
+            transport in
             let kept = Locked((lines: 0, bytes: 0))
             let sink = LogSink { record in
                 guard record.kind == .response else { return }
@@ -122,7 +139,7 @@ enum PerRequestCostScenarios {
                 }
             }
             return Subject(
-                request: checkedGET(server, BenchRoutes.plainDocument, plugins: [.logging(sink: sink)]),
+                request: checkedGET(server, transport, BenchRoutes.plainDocument, plugins: [.logging(sink: sink)]),
                 verify: { expected in
                     let lines = kept.withLock { $0.lines }
                     guard lines == expected else { throw BenchFailure("the sink kept \(lines) lines, not \(expected)") }
@@ -132,11 +149,12 @@ enum PerRequestCostScenarios {
         },
         PluginCase(name: "disk_cache_no_store", summary: "disk cache on a no-store miss (nothing stored)", goal: 5) {
             context,
-            server in
+            server,
+            transport in
             let directory = try PluginOverheadScenarios.scratchDirectory(context, named: "cost-no-store")
             let cache = try DiskCachePlugin(directory: directory)
             return Subject(
-                request: checkedGET(server, BenchRoutes.noStoreDocument, plugins: [cache], expectMiss: true),
+                request: checkedGET(server, transport, BenchRoutes.noStoreDocument, plugins: [cache], expectMiss: true),
                 verify: { _ in
                     guard cache.stats.entryCount == 0 else {
                         throw BenchFailure("the cache stored \(cache.stats.entryCount) no-store answers")
@@ -152,12 +170,14 @@ enum PerRequestCostScenarios {
             goal: 30
         ) {
             context,
-            server in
+            server,
+            transport in
             let directory = try PluginOverheadScenarios.scratchDirectory(context, named: "cost-store")
             let cache = try DiskCachePlugin(directory: directory, maximumBytes: 1 << 30)
             return Subject(
                 request: checkedGET(
                     server,
+                    transport,
                     BenchRoutes.cacheableDocument,
                     plugins: [cache],
                     expectMiss: true,
@@ -206,6 +226,7 @@ enum PerRequestCostScenarios {
     /// cache miss when `expectMiss`); with `unique`, each request's URL has a query of its own.
     private static func checkedGET(
         _ server: BenchServer,
+        _ transport: CurlTransport,
         _ route: String,
         plugins: [any NetworkAgentPlugin],
         expectMiss: Bool = false,
@@ -213,7 +234,7 @@ enum PerRequestCostScenarios {
     ) -> @Sendable () async throws -> Void {
         let provider = NetworkAgentProvider<BenchEndpoint>(
             plugins: plugins,
-            agent: NetworkAgent(transport: CurlTransport())
+            agent: NetworkAgent(transport: transport)
         )
         let base = server.baseURL
         let serial = Serial()
@@ -231,20 +252,22 @@ enum PerRequestCostScenarios {
     /// `plugin_cost_<name>`: the plugin alone against the provider without plugins, both on `CurlTransport`.
     static func pluginCost(_ plugin: PluginCase, _ context: BenchContext) async throws -> Measurement {
         let server = try await context.server()
-        let subject = try plugin.make(context, server)
-        let baseline = checkedGET(server, subject.baselineRoute, plugins: [], unique: subject.uniqueURLs)
-        let requests = ThroughputComparison.curlRequestsPerRepetition(quick: context.options.quick)
-        let measured = try await ThroughputComparison.measure(
+        // One transport for both sides: the same engine thread and connections, so only the plugin differs.
+        let transport = CurlTransport()
+        let subject = try plugin.make(context, server, transport)
+        let baseline = checkedGET(server, transport, subject.baselineRoute, plugins: [], unique: subject.uniqueURLs)
+        let requests =
+            context.options.repetitions * ThroughputComparison.curlRequestsPerRepetition(quick: context.options.quick)
+        var (measurement, sent) = try await ThroughputComparison.measureCPUAdded(
             context,
             requests: requests,
             baseline: baseline,
             subject: subject.request
         )
-        try subject.verify(ThroughputComparison.requestsPerSide(context.options, perRepetition: requests))
-        guard var measurement = measured.cpuAdded() else { return .unavailable("no CPU figures") }
+        try subject.verify(sent)
         measurement.note = [
-            "value: client CPU per request with \(subject.note) minus without (median of the per-repetition "
-                + "differences, us); baseline: the provider without plugins' CPU per request",
+            "value: client CPU per request with \(subject.note) minus without, on one CurlTransport (median of the "
+                + "pairs' differences, us); baseline: the provider without plugins' CPU per request",
             measurement.note,
         ].compactMap { $0 }.joined(separator: "; ")
         return measurement
@@ -260,7 +283,7 @@ enum PerRequestCostScenarios {
     /// nothing while it waits.
     static func concurrencyScale(_ context: BenchContext) async throws -> Measurement {
         let server = try await context.server()
-        let request = checkedGET(server, BenchRoutes.plainDocument, plugins: [])
+        let request = checkedGET(server, CurlTransport(), BenchRoutes.plainDocument, plugins: [])
         let few = ThroughputComparison.concurrency
         let many = manyInFlight
         let measured = try await ThroughputComparison.measureRuns(
@@ -291,7 +314,7 @@ enum PerRequestCostScenarios {
         let directory = try PluginOverheadScenarios.scratchDirectory(context, named: "allocations-cache")
         defer { try? FileManager.default.removeItem(at: directory) }
         let chain = try FullChain(cacheDirectory: directory, transport: CurlTransport())
-        let bare = checkedGET(server, BenchRoutes.noStoreDocument, plugins: [])
+        let bare = checkedGET(server, CurlTransport(), BenchRoutes.noStoreDocument, plugins: [])
         let raw = try RawCurlLoop(
             url: server.url(BenchRoutes.noStoreDocument),
             concurrency: ThroughputComparison.concurrency,
