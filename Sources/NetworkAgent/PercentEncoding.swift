@@ -25,16 +25,22 @@ enum PercentEncoding {
 
     /// Encodes the UTF-8 bytes of `text`, keeping the bytes `allowed` says yes to.
     static func encode(_ text: some StringProtocol, allowing allowed: (UInt8) -> Bool = isUnreserved) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
             if allowed(byte) {
                 bytes.append(byte)
             } else {
-                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hexDigit(byte >> 4))
+                bytes.append(hexDigit(byte & 0x0F))
             }
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The uppercase hexadecimal digit of a value below 16.
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
     }
 }

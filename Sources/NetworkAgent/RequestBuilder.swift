@@ -17,11 +17,18 @@ struct RequestBuilder {
         // A new request's method is GET already; setting it normalises the name through Foundation again.
         if method != .get { request.httpMethod = method.name }
         request.timeoutInterval = (endpoint.timeout ?? configuration.timeout).timeInterval
+        // The endpoint's fields and the User-Agent go into the request in one write: each `setHeaderField` copies
+        // and rewrites the whole field dictionary.
+        var fields: [String: String] = [:]
         for (name, value) in endpoint.headers {
             try HTTPHeaderValidator.validate(name: name, value: value)
-            request.setHeaderField(value, for: name)
+            HTTPFieldName.set(value, for: name, in: &fields)
         }
-        applyDefaults(to: &request)
+        if HTTPFieldName.value(of: "User-Agent", in: fields) == nil {
+            HTTPFieldName.set(configuration.userAgent, for: "User-Agent", in: &fields)
+        }
+        request.allHTTPHeaderFields = fields
+        markSensitiveHeaders(on: &request)
 
         switch endpoint.task {
         case .requestPlain:
@@ -58,6 +65,10 @@ struct RequestBuilder {
     /// headers.
     func applyDefaults(to request: inout URLRequest) {
         setDefault(configuration.userAgent, for: "User-Agent", on: &request)
+        markSensitiveHeaders(on: &request)
+    }
+
+    private func markSensitiveHeaders(on request: inout URLRequest) {
         if !configuration.sensitiveHeaders.isEmpty {
             request.sensitiveHeaderNames.formUnion(configuration.sensitiveHeaders)
         }
@@ -200,19 +211,51 @@ struct RequestBuilder {
     }
 
     /// `path` without its leading slashes, each segment percent-encoded, joined by `/`; a dot segment is refused.
-    private static func encodedPath(_ path: String, base: URL) throws(NetworkAgentError) -> String {
+    static func encodedPath(_ path: String, base: URL) throws(NetworkAgentError) -> String {
+        var suffix = Substring(path)
+        while suffix.hasPrefix("/") { suffix = suffix.dropFirst() }
+        // Most paths need no encoding: checked on the bytes, the path is its own encoding, without splitting it
+        // into segments and joining them again.
+        if suffix.utf8.allSatisfy({ PercentEncoding.isPathCharacter($0) || $0 == UInt8(ascii: "/") }) {
+            guard !hasDotSegment(suffix.utf8) else { throw dotSegmentError(path, base: base) }
+            return String(suffix)
+        }
+        return try encodedPathBySegments(path, base: base)
+    }
+
+    /// ``encodedPath(_:base:)`` segment by segment, for every path (the reference its shortcut agrees with).
+    static func encodedPathBySegments(_ path: String, base: URL) throws(NetworkAgentError) -> String {
         var suffix = Substring(path)
         while suffix.hasPrefix("/") { suffix = suffix.dropFirst() }
         let segments = suffix.split(separator: "/", omittingEmptySubsequences: false)
-        if segments.contains(where: { $0 == "." || $0 == ".." }) {
-            throw NetworkAgentError(
-                .invalidURL,
-                "the path \(path.debugDescription) has a dot segment (\".\" or \"..\"), which a server would resolve "
-                    + "against \(base.absoluteString); name the resource without one"
-            )
-        }
+        if segments.contains(where: { $0 == "." || $0 == ".." }) { throw dotSegmentError(path, base: base) }
         return segments.map { PercentEncoding.encode($0, allowing: PercentEncoding.isPathCharacter) }
             .joined(separator: "/")
+    }
+
+    /// Whether a `/`-separated path has a `.` or `..` segment.
+    private static func hasDotSegment(_ path: Substring.UTF8View) -> Bool {
+        var length = 0
+        var dots = 0
+        for byte in path {
+            if byte == UInt8(ascii: "/") {
+                if length > 0 && length == dots && length <= 2 { return true }
+                length = 0
+                dots = 0
+            } else {
+                length += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
+        }
+        return length > 0 && length == dots && length <= 2
+    }
+
+    private static func dotSegmentError(_ path: String, base: URL) -> NetworkAgentError {
+        NetworkAgentError(
+            .invalidURL,
+            "the path \(path.debugDescription) has a dot segment (\".\" or \"..\"), which a server would resolve "
+                + "against \(base.absoluteString); name the resource without one"
+        )
     }
 
     /// `text` without its trailing slashes when it is a plain absolute URL: `http://` or `https://`, a host of

@@ -40,6 +40,33 @@ import Testing
         #expect(compared > 300)
     }
 
+    /// A path of path characters is its own encoding; the shortcut must give what encoding each segment gives,
+    /// dot segments refused alike.
+    @Test func theUnencodedPathShortcutAgreesWithSegmentEncoding() throws {
+        let base = try #require(URL(string: "https://api.example/v1"))
+        let alphabet: [String] =
+            ["a", "Z", "0", "-", "_", "~", "!", "$", "&", "'", "(", "*", "+", ",", ";", "=", ":", "@"]
+            + [".", ".", "/", "/", "%", " ", "ü", "?", "#"]
+        var random = SystemRandomNumberGenerator()
+        var compared = 0
+        for _ in 0..<4_000 {
+            let length = Int.random(in: 0...8, using: &random)
+            let path = (0..<length).map { _ in alphabet.randomElement(using: &random) ?? "a" }.joined()
+            let fast = Result { try RequestBuilder.encodedPath(path, base: base) }
+            let reference = Result { try RequestBuilder.encodedPathBySegments(path, base: base) }
+            switch (fast, reference) {
+            case (.success(let encoded), .success(let expected)):
+                #expect(encoded == expected, "\(path.debugDescription)")
+            case (.failure, .failure):
+                break
+            default:
+                Issue.record("\(path.debugDescription): \(fast) against segment encoding's \(reference)")
+            }
+            compared += 1
+        }
+        #expect(compared == 4_000)
+    }
+
     @Test func plainBasesAreRecognisedOnTheirText() {
         #expect(RequestBuilder.plainBase("http://127.0.0.1:8080") == "http://127.0.0.1:8080")
         #expect(RequestBuilder.plainBase("https://pokeapi.co/api/v2//") == "https://pokeapi.co/api/v2")
