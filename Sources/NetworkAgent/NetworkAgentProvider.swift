@@ -98,7 +98,10 @@ public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
         }
     }
 
-    private func run(_ endpoint: E, call: CallState) async throws -> (data: Data, response: URLResponse) {
+    private func run(_ typed: E, call: CallState) async throws -> (data: Data, response: URLResponse) {
+        // Boxed once per call: each conversion of `E` to `any NetworkAgentEndpoint` allocates a box for an endpoint
+        // that does not fit the existential inline, and every plugin hook takes one.
+        let endpoint: any NetworkAgentEndpoint = typed
         let request: URLRequest
         do {
             request = try await requestAfterPlugins(for: endpoint)
@@ -124,7 +127,7 @@ public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
     }
 
     /// The endpoint's request after every plugin's `onRequest`.
-    private func requestAfterPlugins(for endpoint: E) async throws -> URLRequest {
+    private func requestAfterPlugins(for endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
         var request = try agent.urlRequest(for: endpoint)
         for plugin in plugins {
             request = try await plugin.onRequest(request, endpoint: endpoint)
