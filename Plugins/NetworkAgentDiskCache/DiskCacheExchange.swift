@@ -39,8 +39,17 @@ struct DiskCacheExchange: Sendable {
     /// in its place, and its record of the request sent must not change after the caller was answered. So the
     /// refresh is a side request, which skips the plugins registered after the cache (there should be none: the
     /// cache goes last).
-    private func send(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-        isBackground ? try await next.agent.send(request, for: endpoint) : try await next(request)
+    ///
+    /// - Parameter status: The status the answer will carry unless it is replaced (a plain miss): the transport is
+    ///   asked to build its response with the status field already on it, which ``annotate(_:headers:status:)``
+    ///   then finds (see `AddedResponseField`), saving a second `HTTPURLResponse` per miss.
+    private func send(
+        _ request: URLRequest,
+        status: CacheStatus? = nil
+    ) async throws -> (data: Data, response: URLResponse) {
+        if isBackground { return try await next.agent.send(request, for: endpoint) }
+        guard let status, let header = plugin.configuration.statusHeader else { return try await next(request) }
+        return try await next(request, addingResponseField: AddedResponseField(name: header, value: status.rawValue))
     }
 
     // MARK: Network
@@ -52,7 +61,7 @@ struct DiskCacheExchange: Sendable {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await send(request)
+            (data, response) = try await send(request, status: .miss)
         } catch {
             if let fallback, let answer = staleAnswerOnError(fallback, error: error) { return answer }
             throw error
@@ -360,6 +369,11 @@ struct DiskCacheExchange: Sendable {
 
     /// A network response with the status header added, keeping the transport's `transferTimings`.
     ///
+    /// A response that has the field with this value already (the transport set it, asked by ``send(_:status:)``)
+    /// is returned as it is: rebuilding it from the same URL, status, fields and timings would give the same
+    /// response (Foundation keeps no HTTP version). Any other is rebuilt, as from URLSessionTransport, a custom
+    /// transport, or an inner plugin that made a response of its own.
+    ///
     /// - Parameter headers: The response's fields, when the caller has them (``headerFields(of:)``).
     private func annotate(
         _ response: HTTPURLResponse,
@@ -368,6 +382,7 @@ struct DiskCacheExchange: Sendable {
     ) -> URLResponse {
         guard let header = plugin.configuration.statusHeader, let url = response.url else { return response }
         var headers = headers ?? Self.headerFields(of: response)
+        if headers[header] == status.rawValue, response.isRebuildable { return response }
         headers[header] = status.rawValue
         return HTTPURLResponse.withTransferTimings(
             response.transferTimings,

@@ -11,7 +11,7 @@ import FoundationNetworking
 public struct NetworkAgentExchange: Sendable {
     private let plugins: ArraySlice<any NetworkAgentPlugin>
     private let endpoint: any NetworkAgentEndpoint
-    private let call: CallState
+    let call: CallState
     /// The agent whose transport ends the exchange; use it for side requests that skip the chain.
     public let agent: NetworkAgent
 
@@ -45,8 +45,10 @@ public struct NetworkAgentExchange: Sendable {
         guard let plugin = plugins.first else {
             let prepared = try agent.prepare(request)
             call.recordSent(prepared)
-            guard call.isStreaming else { return try await agent.sendPrepared(prepared, for: endpoint) }
-            return try await openStream(prepared)
+            return try await withAddedResponseField {
+                guard call.isStreaming else { return try await agent.sendPrepared(prepared, for: endpoint) }
+                return try await openStream(prepared)
+            }
         }
         let rest = NetworkAgentExchange(plugins: plugins.dropFirst(), endpoint: endpoint, agent: agent, call: call)
         return try await plugin.intercept(request, endpoint: endpoint, next: rest)

@@ -10,6 +10,9 @@ enum RedirectPolicy {
     /// (`URLRequest.sensitiveHeaderNames`).
     static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 
+    /// The statuses of redirects that are followed (when they have a `Location`).
+    static let followedStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
+
     /// The request for the next hop, or `nil` when the response is not a redirect to follow.
     static func nextRequest(
         after request: URLRequest,
@@ -18,7 +21,7 @@ enum RedirectPolicy {
         -> URLRequest?
     {
         let status = response.statusCode
-        guard [301, 302, 303, 307, 308].contains(status),
+        guard followedStatusCodes.contains(status),
             let location = response.value(forHTTPHeaderField: "Location")
         else { return nil }
         guard let current = request.url, let target = URL(string: location, relativeTo: current)?.absoluteURL,

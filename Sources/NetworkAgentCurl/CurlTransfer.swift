@@ -57,14 +57,19 @@ final class CurlTransfer: @unchecked Sendable {
 
         /// The response, with duplicate fields merged by ", " (compared case-insensitively; the first spelling is
         /// kept), as URLSession does.
-        func makeResponse() -> HTTPURLResponse? {
+        ///
+        /// - Parameter added: A field to set on the merged fields (`fields[name] = value`), as the interceptor that
+        ///   asked for it (``/NetworkAgent/HTTPTransportContext``'s `addedResponseField`) would on the response.
+        func makeResponse(adding added: AddedResponseField? = nil) -> HTTPURLResponse? {
             guard statusCode > 0 else { return nil }
+            var headerFields = CurlTransfer.merged(fields)
+            if let added { headerFields[added.name] = added.value }
             return HTTPURLResponse.withTransferTimings(
                 timings,
                 url: url,
                 statusCode: statusCode,
                 httpVersion: httpVersion,
-                headerFields: CurlTransfer.merged(fields)
+                headerFields: headerFields
             )
         }
     }
@@ -168,6 +173,9 @@ final class CurlTransfer: @unchecked Sendable {
         var hasUserAgent = false
         var hasExpect = false
         for (name, value) in request.allHTTPHeaderFields ?? [:] {
+            // The sensitive-header mark is never sent: left out here rather than removed from the request, which
+            // would copy its every field.
+            if HTTPFieldName.equal(name, URLRequest.sensitiveHeadersField) { continue }
             // Lowercased only when the length matches: most requests' names are neither.
             switch name.utf8.count {
             case 10 where name.lowercased() == "user-agent": hasUserAgent = true

@@ -148,6 +148,7 @@ public final class CurlTransport: HTTPTransport {
         let deadline = try HTTPTransportContext.timeLimit(of: request).map { ContinuousClock.now + $0 }
         let limit = HTTPTransportContext.maximumResponseBytes.map { max(0, $0) }
         let progress = HTTPTransportContext.progressHandler
+        let added = HTTPTransportContext.addedResponseField
         var current = request
         var redirects = 0
         while true {
@@ -157,7 +158,8 @@ public final class CurlTransport: HTTPTransport {
                 deadline: deadline,
                 streaming: streaming,
                 limit: limit,
-                progress: progress
+                progress: progress,
+                adding: added
             )
             HTTPTransportContext.reportResponseHeaders(after: outcome.timeToHeaders)
             // A streamed call's redirect error carries no body, as URLSessionTransport's.
@@ -213,7 +215,8 @@ public final class CurlTransport: HTTPTransport {
         deadline: ContinuousClock.Instant?,
         streaming: Bool,
         limit: Int?,
-        progress: TransferProgress.Handler?
+        progress: TransferProgress.Handler?,
+        adding added: AddedResponseField?
     ) async throws -> (HTTPURLResponse, CurlTransfer.Outcome) {
         if Task.isCancelled { throw NetworkAgentError(.cancelled, "the request was cancelled") }
         let transfer = try makeTransfer(
@@ -243,8 +246,11 @@ public final class CurlTransport: HTTPTransport {
             HTTPTransportContext.reportResponseHeaders(after: failed.timeToHeaders)
             throw failed.error
         }
-        // Built here, in the caller's task, not on the engine thread that serves every request.
-        guard let response = outcome.head.makeResponse() else {
+        // Built here, in the caller's task, not on the engine thread that serves every request. The field asked for
+        // goes on the final response only: a redirect this transport may follow (whose response can also end up in
+        // a `redirectFailed` error) is built without it, and when it turns out final the asker adds the field.
+        let final = !HTTPTransportContext.mayRedirect(status: outcome.head.statusCode)
+        guard let response = outcome.head.makeResponse(adding: final ? added : nil) else {
             throw HTTPTransportContext.error(for: URLError(.badServerResponse), request: request)
         }
         return (response, outcome)
@@ -277,7 +283,8 @@ public final class CurlTransport: HTTPTransport {
         }
         var sent = request
         // Each change copies Foundation's request: only the ones that change something are made (a plain GET: none).
-        if request.headerField(URLRequest.sensitiveHeadersField) != nil { sent.sensitiveHeaderNames = [] }
+        // The sensitive-header mark stays on the transfer's request (read for its URL and messages only): the
+        // transfer leaves it out of the header list it hands libcurl.
         // The transfer keeps its body as `body` below; without the request's copy, a self-deleting file body
         // (FileBackedBodyStream) goes away with the caller's last reference, not when the engine thread lets go.
         if request.httpBodyStream != nil { sent.httpBodyStream = nil }

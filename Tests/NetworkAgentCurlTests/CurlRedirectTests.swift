@@ -91,6 +91,28 @@ import FoundationNetworking
         #expect(near.header("NetworkAgent-Sensitive-Headers") == nil)
     }
 
+    /// The mark stays on the request the transport works with (it is left out of libcurl's header list, not
+    /// removed from the request), so every hop still knows which headers to drop when it leaves the origin.
+    @Test(arguments: ["NetworkAgent-Sensitive-Headers", "networkagent-sensitive-headers"])
+    func theSensitiveMarkIsSentOnNoHop(spelling: String) async throws {
+        let other = try LoopbackServer { _ in .text("other") }
+        let origin = try LoopbackServer { request in
+            switch request.path {
+            case "/first": ServerResponse(status: 307, headers: [("Location", "/second")])
+            case "/second": ServerResponse(status: 302, headers: [("Location", other.baseURL.absoluteString + "/end")])
+            default: .text("home")
+            }
+        }
+        let marked = request(origin, "/first", headers: [spelling: "x-key", "X-Key": "k", "X-Plain": "p"])
+        let (text, _) = try await transport.text(marked)
+        #expect(text == "other")
+        let hops = origin.requests + other.requests
+        #expect(hops.map(\.path) == ["/first", "/second", "/end"])
+        for hop in hops { #expect(hop.header("NetworkAgent-Sensitive-Headers") == nil, "sent on \(hop.path)") }
+        #expect(hops.map { $0.header("X-Key") } == ["k", "k", nil])
+        #expect(hops.map { $0.header("X-Plain") } == ["p", "p", "p"])
+    }
+
     @Test func redirectLoopsEndWithATypedError() async throws {
         let server = try LoopbackServer { _ in ServerResponse(status: 302, headers: [("Location", "/again")]) }
         let error = await networkError { _ = try await transport.send(request(server, "/again")) }
