@@ -52,6 +52,19 @@ import FoundationNetworking
         }
     }
 
+    /// The spelling a new field is filed under is Foundation's `capitalized`, for names already spelled so (which
+    /// skip the look-up) and for others.
+    @Test func canonicalSpellingIsCapitalized() {
+        let names = [
+            "Authorization", "Accept-Encoding", "X-Api-Key", "A", "A-B", "Content-Md5", "authorization",
+            "AUTHORIZATION",
+            "X-API-Key", "WWW-Authenticate", "A-", "-A", "Ab--Cd", "x-b3-id", "X-B3x", "Ñandu", "x_y.z", "Ab Cd", "",
+        ]
+        for name in names {
+            #expect(HTTPFieldName.canonical(name) == name.capitalized, "\(name)")
+        }
+    }
+
     /// `setSensitiveHeaderField` (one change of the fields) leaves exactly what `setHeaderField` and then
     /// `sensitiveHeaderNames.insert` leave, whatever mark and fields the request had.
     @Test func settingASensitiveFieldEqualsSettingThenMarking() throws {
