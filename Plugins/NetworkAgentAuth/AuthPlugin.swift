@@ -110,7 +110,7 @@ public struct AuthPlugin: NetworkAgentPlugin {
         if requirement == .none {
             return Self.withheld(request, reason: "opted_out")
         }
-        guard let url = request.url, let origin = Origin(url), isAllowed(origin, endpoint: endpoint) else {
+        guard let url = request.url, let origin = Origin(url), isAllowed(origin, of: url, endpoint: endpoint) else {
             return Self.withheld(request, reason: "other_origin")
         }
         if request.headerField("Authorization") != nil {
@@ -124,7 +124,8 @@ public struct AuthPlugin: NetworkAgentPlugin {
         guard let credential else {
             return Self.withheld(request, reason: "no_credential")
         }
-        if credential.placeIsTaken(in: request) {
+        // A bearer or Basic credential's place, `Authorization`, was found free above.
+        if !credential.goesInAuthorizationHeader, credential.placeIsTaken(in: request) {
             return Self.withheld(request, reason: "already_present")
         }
         guard origin.isSecure || origin.isLoopback || plainHTTPHosts.contains(origin.host) else {
@@ -143,9 +144,38 @@ public struct AuthPlugin: NetworkAgentPlugin {
         return authorized
     }
 
-    /// Whether an origin receives credentials for an endpoint.
-    package func isAllowed(_ origin: Origin, endpoint: any NetworkAgentEndpoint) -> Bool {
-        Origin(endpoint.baseURL) == origin || origins.contains(origin)
+    /// Whether `url`, whose origin is `origin`, receives credentials for an endpoint.
+    package func isAllowed(_ origin: Origin, of url: URL, endpoint: any NetworkAgentEndpoint) -> Bool {
+        let base = endpoint.baseURL
+        return Self.startsWithAuthority(of: base, url) || Origin(base) == origin || origins.contains(origin)
+    }
+
+    /// Whether `url`'s text begins with `base`'s scheme, `://` and non-empty authority, byte for byte, and its
+    /// authority ends there too: then both URLs have one origin, known without working out `base`'s (most requests
+    /// go to their endpoint's own `baseURL`). `false` says nothing.
+    package static func startsWithAuthority(of base: URL, _ url: URL) -> Bool {
+        let baseText = base.absoluteString.utf8
+        let isSchemeByte: (UInt8) -> Bool = { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
+                true
+            default: false
+            }
+        }
+        let endsAuthority: (UInt8) -> Bool = { byte in
+            byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+        }
+        guard let colon = baseText.firstIndex(where: { !isSchemeByte($0) }), colon > baseText.startIndex,
+            baseText[colon...].starts(with: "://".utf8)
+        else { return false }
+        let authorityStart = baseText.index(colon, offsetBy: 3)
+        let authorityEnd = baseText[authorityStart...].firstIndex(where: endsAuthority) ?? baseText.endIndex
+        guard authorityEnd > authorityStart else { return false }
+        let prefix = baseText[..<authorityEnd]
+        let text = url.absoluteString.utf8
+        guard text.starts(with: prefix) else { return false }
+        return text.dropFirst(prefix.count).first.map(endsAuthority) ?? true
     }
 
     private static func withheld(_ request: URLRequest, reason: String) -> URLRequest {
