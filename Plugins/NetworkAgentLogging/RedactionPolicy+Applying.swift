@@ -21,7 +21,7 @@ extension RedactionPolicy {
     static func isShownAsIs(_ text: String) -> Bool {
         let bytes = text.utf8
         guard !bytes.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "@") }),
-            let separator = text.range(of: "://")
+            let separator = schemeSeparator(in: text[...])
         else { return false }
         let rest = bytes[separator.upperBound...]
         var authority = rest[..<(rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex)]
@@ -140,10 +140,11 @@ extension RedactionPolicy {
 
     /// Text with the password of every `scheme://user:password@host` replaced.
     private static func redactedPasswords(in text: String) -> String {
-        guard text.contains("://") else { return text }
+        let ascii = text.utf8.allSatisfy { $0 < 0x80 }
+        guard ascii ? schemeSeparator(in: text[...]) != nil : text.contains("://") else { return text }
         var result = ""
         var rest = Substring(text)
-        while let separator = rest.range(of: "://") {
+        while let separator = schemeSeparator(in: rest) {
             result += rest[..<separator.upperBound]
             rest = rest[separator.upperBound...]
             let authorityEnd =
@@ -157,6 +158,21 @@ extension RedactionPolicy {
             rest = rest[at...]
         }
         return result + rest
+    }
+
+    /// The first `://` in `text`, as `text.range(of: "://")` finds it. Every URL and every event attribute that a
+    /// record shows is searched for it: ASCII text (there Foundation's search matches bytes) is searched on its bytes,
+    /// other text through Foundation.
+    static func schemeSeparator(in text: Substring) -> Range<String.Index>? {
+        let bytes = text.utf8
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return text.range(of: "://") }
+        var start = bytes.startIndex
+        while let colon = bytes[start...].firstIndex(of: UInt8(ascii: ":")) {
+            let after = bytes.index(after: colon)
+            if bytes[after...].starts(with: "//".utf8) { return colon..<bytes.index(after, offsetBy: 2) }
+            start = after
+        }
+        return nil
     }
 
     /// A JSON value with the values of redacted fields replaced at any depth, and whether anything was replaced.
