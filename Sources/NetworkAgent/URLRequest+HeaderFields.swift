@@ -122,6 +122,20 @@ extension URLRequest {
         HTTPFieldName.set(value, for: name, in: &fields)
         allHTTPHeaderFields = fields
     }
+
+    /// `setHeaderField(value, for: name)` when the request has no field `name` (in any case), with one pass over the
+    /// fields instead of one to find the field and another to replace it; a request that has the field is left as
+    /// it is.
+    ///
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - name: The field name, in any case.
+    package mutating func addHeaderFieldIfAbsent(_ value: String, for name: String) {
+        var fields = allHTTPHeaderFields ?? [:]
+        guard HTTPFieldName.value(of: name, in: fields) == nil else { return }
+        fields[HTTPFieldName.canonical(name)] = value
+        allHTTPHeaderFields = fields
+    }
 }
 
 extension Substring {

@@ -29,6 +29,20 @@ import FoundationNetworking
         }
     }
 
+    @Test func addingAFieldIfAbsentIsSettingItWhenFoundationFindsNone() throws {
+        var foundation = URLRequest(url: try #require(URL(string: "http://example.com/")))
+        foundation.allHTTPHeaderFields = ["x-foo": "0"]
+        var core = foundation
+        for write in Self.writes {
+            let value = write.value ?? "added"
+            if foundation.value(forHTTPHeaderField: write.name) == nil {
+                foundation.setValue(value, forHTTPHeaderField: write.name)
+            }
+            core.addHeaderFieldIfAbsent(value, for: write.name)
+            #expect(core.allHTTPHeaderFields == foundation.allHTTPHeaderFields, "after \(write)")
+        }
+    }
+
     @Test func readsFindFieldsAsFoundationDoes() throws {
         var request = URLRequest(url: try #require(URL(string: "http://example.com/")))
         request.allHTTPHeaderFields = ["x-foo": "1", "Accept": "2", "Ñandu": "3", "Empty": ""]
