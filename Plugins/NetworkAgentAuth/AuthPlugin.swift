@@ -154,8 +154,22 @@ public struct AuthPlugin: NetworkAgentPlugin {
     /// authority ends there too: then both URLs have one origin, known without working out `base`'s (most requests
     /// go to their endpoint's own `baseURL`). `false` says nothing.
     package static func startsWithAuthority(of base: URL, _ url: URL) -> Bool {
-        let baseText = base.absoluteString.utf8
-        let isSchemeByte: (UInt8) -> Bool = { byte in
+        let baseText = base.absoluteString
+        let text = url.absoluteString
+        let answer = baseText.utf8.withContiguousStorageIfAvailable { base in
+            text.utf8.withContiguousStorageIfAvailable { text in startsWithAuthority(of: base, text) }
+        }
+        return (answer ?? nil) ?? false
+    }
+
+    /// The same on the two URLs' bytes.
+    private static func startsWithAuthority(
+        of base: UnsafeBufferPointer<UInt8>,
+        _ text: UnsafeBufferPointer<UInt8>
+    )
+        -> Bool
+    {
+        func isSchemeByte(_ byte: UInt8) -> Bool {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
@@ -163,19 +177,20 @@ public struct AuthPlugin: NetworkAgentPlugin {
             default: false
             }
         }
-        let endsAuthority: (UInt8) -> Bool = { byte in
+        func endsAuthority(_ byte: UInt8) -> Bool {
             byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
         }
-        guard let colon = baseText.firstIndex(where: { !isSchemeByte($0) }), colon > baseText.startIndex,
-            baseText[colon...].starts(with: "://".utf8)
+        var colon = 0
+        while colon < base.count, isSchemeByte(base[colon]) { colon += 1 }
+        guard colon > 0, colon + 3 <= base.count, base[colon] == UInt8(ascii: ":"),
+            base[colon + 1] == UInt8(ascii: "/"),
+            base[colon + 2] == UInt8(ascii: "/")
         else { return false }
-        let authorityStart = baseText.index(colon, offsetBy: 3)
-        let authorityEnd = baseText[authorityStart...].firstIndex(where: endsAuthority) ?? baseText.endIndex
-        guard authorityEnd > authorityStart else { return false }
-        let prefix = baseText[..<authorityEnd]
-        let text = url.absoluteString.utf8
-        guard text.starts(with: prefix) else { return false }
-        return text.dropFirst(prefix.count).first.map(endsAuthority) ?? true
+        var authorityEnd = colon + 3
+        while authorityEnd < base.count, !endsAuthority(base[authorityEnd]) { authorityEnd += 1 }
+        guard authorityEnd > colon + 3, text.count >= authorityEnd else { return false }
+        for index in 0..<authorityEnd where base[index] != text[index] { return false }
+        return text.count == authorityEnd || endsAuthority(text[authorityEnd])
     }
 
     private static func withheld(_ request: URLRequest, reason: String) -> URLRequest {
