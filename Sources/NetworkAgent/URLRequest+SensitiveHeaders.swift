@@ -9,6 +9,10 @@ extension URLRequest {
     /// removes it before sending: `NetworkAgent-Sensitive-Headers`.
     package static let sensitiveHeadersField = "NetworkAgent-Sensitive-Headers"
 
+    /// The name under which `setHeaderField` files a new ``sensitiveHeadersField``
+    /// (``HTTPFieldName/canonical(_:)``), worked out once.
+    static let sensitiveHeadersFieldSpelling = HTTPFieldName.canonical(sensitiveHeadersField)
+
     /// Names of header fields (lowercased) whose values are secrets, besides `Authorization`, `Cookie` and
     /// `Proxy-Authorization`, which always are.
     ///
@@ -40,15 +44,14 @@ extension URLRequest {
     package mutating func setSensitiveHeaderField(_ value: String, for name: String) {
         var fields = allHTTPHeaderFields ?? [:]
         HTTPFieldName.set(value, for: name, in: &fields)
-        let field: String?
         if let marked = HTTPFieldName.value(of: Self.sensitiveHeadersField, in: fields) {
             var names = SensitiveHeaderList.names(in: marked)
             names.insert(name)
-            field = SensitiveHeaderList.field(of: names)
-        } else {
-            field = SensitiveHeaderList.field(of: name)
+            HTTPFieldName.set(SensitiveHeaderList.field(of: names), for: Self.sensitiveHeadersField, in: &fields)
+        } else if let field = SensitiveHeaderList.field(of: name) {
+            // No mark under any spelling: the new one is filed as `setHeaderField` files it, without searching.
+            fields[Self.sensitiveHeadersFieldSpelling] = field
         }
-        HTTPFieldName.set(field, for: Self.sensitiveHeadersField, in: &fields)
         allHTTPHeaderFields = fields
     }
 }
