@@ -164,15 +164,27 @@ extension RedactionPolicy {
     /// record shows is searched for it: ASCII text (there Foundation's search matches bytes) is searched on its bytes,
     /// other text through Foundation.
     static func schemeSeparator(in text: Substring) -> Range<String.Index>? {
-        let bytes = text.utf8
-        guard bytes.allSatisfy({ $0 < 0x80 }) else { return text.range(of: "://") }
-        var start = bytes.startIndex
-        while let colon = bytes[start...].firstIndex(of: UInt8(ascii: ":")) {
-            let after = bytes.index(after: colon)
-            if bytes[after...].starts(with: "//".utf8) { return colon..<bytes.index(after, offsetBy: 2) }
-            start = after
+        // The offset of the first `://`, -1 for none, -2 for text that is not ASCII.
+        let offset = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
+            var found = -1
+            for index in bytes.indices {
+                let byte = bytes[index]
+                if byte >= 0x80 { return -2 }
+                if found < 0, byte == UInt8(ascii: ":"), index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "/"),
+                    bytes[index + 2] == UInt8(ascii: "/")
+                {
+                    found = index
+                }
+            }
+            return found
         }
-        return nil
+        switch offset {
+        case .some(-1): return nil
+        case let start? where start >= 0:
+            let lower = text.utf8.index(text.startIndex, offsetBy: start)
+            return lower..<text.utf8.index(lower, offsetBy: 3)
+        default: return text.range(of: "://")
+        }
     }
 
     /// A JSON value with the values of redacted fields replaced at any depth, and whether anything was replaced.
