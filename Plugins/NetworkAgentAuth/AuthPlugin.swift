@@ -110,7 +110,7 @@ public struct AuthPlugin: NetworkAgentPlugin {
         if requirement == .none {
             return Self.withheld(request, reason: "opted_out")
         }
-        guard let url = request.url, let origin = Origin(url), isAllowed(origin, endpoint: endpoint) else {
+        guard let url = request.url, let origin = Origin(url), isAllowed(origin, of: url, endpoint: endpoint) else {
             return Self.withheld(request, reason: "other_origin")
         }
         if request.headerField("Authorization") != nil {
@@ -124,7 +124,8 @@ public struct AuthPlugin: NetworkAgentPlugin {
         guard let credential else {
             return Self.withheld(request, reason: "no_credential")
         }
-        if credential.placeIsTaken(in: request) {
+        // A bearer or Basic credential's place, `Authorization`, was found free above.
+        if !credential.goesInAuthorizationHeader, credential.placeIsTaken(in: request) {
             return Self.withheld(request, reason: "already_present")
         }
         guard origin.isSecure || origin.isLoopback || plainHTTPHosts.contains(origin.host) else {
@@ -143,9 +144,53 @@ public struct AuthPlugin: NetworkAgentPlugin {
         return authorized
     }
 
-    /// Whether an origin receives credentials for an endpoint.
-    package func isAllowed(_ origin: Origin, endpoint: any NetworkAgentEndpoint) -> Bool {
-        Origin(endpoint.baseURL) == origin || origins.contains(origin)
+    /// Whether `url`, whose origin is `origin`, receives credentials for an endpoint.
+    package func isAllowed(_ origin: Origin, of url: URL, endpoint: any NetworkAgentEndpoint) -> Bool {
+        let base = endpoint.baseURL
+        return Self.startsWithAuthority(of: base, url) || Origin(base) == origin || origins.contains(origin)
+    }
+
+    /// Whether `url`'s text begins with `base`'s scheme, `://` and non-empty authority, byte for byte, and its
+    /// authority ends there too: then both URLs have one origin, known without working out `base`'s (most requests
+    /// go to their endpoint's own `baseURL`). `false` says nothing.
+    package static func startsWithAuthority(of base: URL, _ url: URL) -> Bool {
+        let baseText = base.absoluteString
+        let text = url.absoluteString
+        let answer = baseText.utf8.withContiguousStorageIfAvailable { base in
+            text.utf8.withContiguousStorageIfAvailable { text in startsWithAuthority(of: base, text) }
+        }
+        return (answer ?? nil) ?? false
+    }
+
+    /// The same on the two URLs' bytes.
+    private static func startsWithAuthority(
+        of base: UnsafeBufferPointer<UInt8>,
+        _ text: UnsafeBufferPointer<UInt8>
+    )
+        -> Bool
+    {
+        func isSchemeByte(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
+                true
+            default: false
+            }
+        }
+        func endsAuthority(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+        }
+        var colon = 0
+        while colon < base.count, isSchemeByte(base[colon]) { colon += 1 }
+        guard colon > 0, colon + 3 <= base.count, base[colon] == UInt8(ascii: ":"),
+            base[colon + 1] == UInt8(ascii: "/"),
+            base[colon + 2] == UInt8(ascii: "/")
+        else { return false }
+        var authorityEnd = colon + 3
+        while authorityEnd < base.count, !endsAuthority(base[authorityEnd]) { authorityEnd += 1 }
+        guard authorityEnd > colon + 3, text.count >= authorityEnd else { return false }
+        for index in 0..<authorityEnd where base[index] != text[index] { return false }
+        return text.count == authorityEnd || endsAuthority(text[authorityEnd])
     }
 
     private static func withheld(_ request: URLRequest, reason: String) -> URLRequest {

@@ -108,7 +108,16 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
     /// Whether the request carries exactly this credential in its place.
     package func isCarried(by request: URLRequest) -> Bool {
         switch self {
-        case .bearer, .basic:
+        case .bearer(let token):
+            guard let carried = request.headerField("Authorization") else { return false }
+            // The token refresher asks on every request: ASCII text is compared on its bytes (as `==` compares it)
+            // without building the expected value.
+            let ascii = carried.utf8.allSatisfy { $0 < 0x80 } && token.utf8.allSatisfy { $0 < 0x80 }
+            guard ascii else { return (try? authorizationValue()).map { carried == $0 } ?? false }
+            let prefix = "Bearer ".utf8
+            return carried.utf8.count == prefix.count + token.utf8.count && carried.utf8.starts(with: prefix)
+                && carried.utf8.dropFirst(prefix.count).elementsEqual(token.utf8) && !Self.hasControlCharacters(token)
+        case .basic:
             guard let expected = try? authorizationValue() else { return false }
             return request.headerField("Authorization") == expected
         case .header(let name, let value):
@@ -117,6 +126,14 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
             guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
             else { return false }
             return Self.queryItems(of: components).contains { $0.name == name && $0.value == value }
+        }
+    }
+
+    /// Whether this credential goes in the `Authorization` header (bearer and Basic).
+    package var goesInAuthorizationHeader: Bool {
+        switch self {
+        case .bearer, .basic: true
+        case .header, .query: false
         }
     }
 
@@ -175,10 +192,14 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
 
     /// Header values may not carry control characters other than horizontal tab (RFC 9110 §5.5).
     private static func checkValue(_ value: String, what: String) throws(AuthPlugin.Error) {
-        let bad = value.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7f }
-        if bad {
+        if hasControlCharacters(value) {
             throw AuthPlugin.Error(.invalidCredential, "the \(what) contains control characters")
         }
+    }
+
+    /// Whether `value` has a control character other than horizontal tab, which a header value may not carry.
+    private static func hasControlCharacters(_ value: String) -> Bool {
+        value.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7f }
     }
 
     /// RFC 9110 §5.6.2 `tchar`.

@@ -150,8 +150,8 @@ public struct GzipPlugin: NetworkAgentPlugin {
         let transportDecodes = next.agent.transport is URLSessionTransport
         var request = request
         // A streamed body goes to the caller without passing through here, so it is never asked for compressed.
-        if !transportDecodes && !next.isStreaming && request.headerField("Accept-Encoding") == nil {
-            request.setHeaderField(Self.acceptEncoding, for: "Accept-Encoding")
+        if !transportDecodes && !next.isStreaming {
+            request.addHeaderFieldIfAbsent(Self.acceptEncoding, for: "Accept-Encoding")
         }
         let (data, response) = try await next(request)
         return try decode(data, response: response, transportDecodes: transportDecodes)

@@ -130,7 +130,9 @@ public struct LoggingPlugin: NetworkAgentPlugin {
         RecordFormatter(
             level: level,
             callID: callID,
-            request: Self.asSent(request, agent: agent),
+            // The `User-Agent` the transport adds shows only in headers and cURL commands: below `.headers` without
+            // them, the request is not copied to add it.
+            request: level >= .headers || logsCURLCommands ? Self.asSent(request, agent: agent) : request,
             renderer: BodyRenderer(policy: redaction, limit: bodyLimit, prettyPrintsJSON: prettyPrintsJSON)
         )
     }

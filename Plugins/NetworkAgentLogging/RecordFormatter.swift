@@ -152,14 +152,15 @@ struct RecordFormatter: Sendable {
     /// `--- retry.retry_scheduled attempt=1 delay_ms=200`, the same at every level.
     func eventRecord(_ event: NetworkAgentEvent) -> LogRecord {
         var shown = event
-        var metadata = baseMetadata
+        var metadata = metadata(extra: 1 + event.attributes.count)
         metadata["event"] = event.source + "." + event.name
         for (key, value) in event.attributes {
             let safe = policy.redactedAttribute(key: key, value: value)
-            shown.attributes[key] = safe
+            // Most values are shown as they are: the event's attributes are copied only for one that is not.
+            if safe != value { shown.attributes[key] = safe }
             metadata["event." + key] = safe
         }
-        return LogRecord(severity: .debug, kind: .event, message: "--- \(shown)", metadata: metadata)
+        return LogRecord(severity: .debug, kind: .event, message: "--- " + shown.description, metadata: metadata)
     }
 
     /// Milliseconds with one decimal, e.g. `12.3`.

@@ -21,7 +21,7 @@ extension RedactionPolicy {
     static func isShownAsIs(_ text: String) -> Bool {
         let bytes = text.utf8
         guard !bytes.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "@") }),
-            let separator = text.range(of: "://")
+            let separator = schemeSeparator(in: text[...])
         else { return false }
         let rest = bytes[separator.upperBound...]
         var authority = rest[..<(rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex)]
@@ -140,10 +140,11 @@ extension RedactionPolicy {
 
     /// Text with the password of every `scheme://user:password@host` replaced.
     private static func redactedPasswords(in text: String) -> String {
-        guard text.contains("://") else { return text }
+        let ascii = text.utf8.allSatisfy { $0 < 0x80 }
+        guard ascii ? schemeSeparator(in: text[...]) != nil : text.contains("://") else { return text }
         var result = ""
         var rest = Substring(text)
-        while let separator = rest.range(of: "://") {
+        while let separator = schemeSeparator(in: rest) {
             result += rest[..<separator.upperBound]
             rest = rest[separator.upperBound...]
             let authorityEnd =
@@ -157,6 +158,33 @@ extension RedactionPolicy {
             rest = rest[at...]
         }
         return result + rest
+    }
+
+    /// The first `://` in `text`, as `text.range(of: "://")` finds it. Every URL and every event attribute that a
+    /// record shows is searched for it: ASCII text (there Foundation's search matches bytes) is searched on its bytes,
+    /// other text through Foundation.
+    static func schemeSeparator(in text: Substring) -> Range<String.Index>? {
+        // The offset of the first `://`, -1 for none, -2 for text that is not ASCII.
+        let offset = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
+            var found = -1
+            for index in bytes.indices {
+                let byte = bytes[index]
+                if byte >= 0x80 { return -2 }
+                if found < 0, byte == UInt8(ascii: ":"), index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "/"),
+                    bytes[index + 2] == UInt8(ascii: "/")
+                {
+                    found = index
+                }
+            }
+            return found
+        }
+        switch offset {
+        case .some(-1): return nil
+        case let start? where start >= 0:
+            let lower = text.utf8.index(text.startIndex, offsetBy: start)
+            return lower..<text.utf8.index(lower, offsetBy: 3)
+        default: return text.range(of: "://")
+        }
     }
 
     /// A JSON value with the values of redacted fields replaced at any depth, and whether anything was replaced.

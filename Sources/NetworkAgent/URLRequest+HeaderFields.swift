@@ -51,12 +51,34 @@ package enum HTTPFieldName {
     /// `capitalized` spelling (`x-api-key` becomes `X-Api-Key`), worked out once per name (up to 256 names; the rest
     /// every time), since `capitalized` goes through `NSString` and costs microseconds.
     package static func canonical(_ name: String) -> String {
+        if isCapitalizedASCII(name) { return name }
         if let known = spellings.withLock({ $0[name] }) { return known }
         let spelled = name.capitalized
         spellings.withLock { spellings in
             if spellings.count < remembered { spellings[name] = spelled }
         }
         return spelled
+    }
+
+    /// Whether `name` is ASCII letters in words joined by `-`, each word an uppercase letter and then lowercase ones
+    /// (`Authorization`, `Accept-Encoding`): its own ``canonical(_:)`` spelling, known without a look-up.
+    private static func isCapitalizedASCII(_ name: String) -> Bool {
+        var wordStart = true
+        for byte in name.utf8 {
+            switch byte {
+            case UInt8(ascii: "-"):
+                guard !wordStart else { return false }
+                wordStart = true
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                guard wordStart else { return false }
+                wordStart = false
+            case UInt8(ascii: "a")...UInt8(ascii: "z"):
+                guard !wordStart else { return false }
+            default:
+                return false
+            }
+        }
+        return !wordStart
     }
 
     /// The value of field `name` (in any case) in `fields`, as `URLRequest.headerField(_:)` finds it.
@@ -98,6 +120,20 @@ extension URLRequest {
         var fields = allHTTPHeaderFields ?? [:]
         guard value != nil || HTTPFieldName.value(of: name, in: fields) != nil else { return }
         HTTPFieldName.set(value, for: name, in: &fields)
+        allHTTPHeaderFields = fields
+    }
+
+    /// `setHeaderField(value, for: name)` when the request has no field `name` (in any case), with one pass over the
+    /// fields instead of one to find the field and another to replace it; a request that has the field is left as
+    /// it is.
+    ///
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - name: The field name, in any case.
+    package mutating func addHeaderFieldIfAbsent(_ value: String, for name: String) {
+        var fields = allHTTPHeaderFields ?? [:]
+        guard HTTPFieldName.value(of: name, in: fields) == nil else { return }
+        fields[HTTPFieldName.canonical(name)] = value
         allHTTPHeaderFields = fields
     }
 }

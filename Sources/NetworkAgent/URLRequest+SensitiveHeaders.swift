@@ -9,6 +9,10 @@ extension URLRequest {
     /// removes it before sending: `NetworkAgent-Sensitive-Headers`.
     package static let sensitiveHeadersField = "NetworkAgent-Sensitive-Headers"
 
+    /// The name under which `setHeaderField` files a new ``sensitiveHeadersField``
+    /// (``HTTPFieldName/canonical(_:)``), worked out once.
+    static let sensitiveHeadersFieldSpelling = HTTPFieldName.canonical(sensitiveHeadersField)
+
     /// Names of header fields (lowercased) whose values are secrets, besides `Authorization`, `Cookie` and
     /// `Proxy-Authorization`, which always are.
     ///
@@ -40,10 +44,14 @@ extension URLRequest {
     package mutating func setSensitiveHeaderField(_ value: String, for name: String) {
         var fields = allHTTPHeaderFields ?? [:]
         HTTPFieldName.set(value, for: name, in: &fields)
-        let marked = HTTPFieldName.value(of: Self.sensitiveHeadersField, in: fields)
-        var names = marked.map(SensitiveHeaderList.names(in:)) ?? []
-        names.insert(name)
-        HTTPFieldName.set(SensitiveHeaderList.field(of: names), for: Self.sensitiveHeadersField, in: &fields)
+        if let marked = HTTPFieldName.value(of: Self.sensitiveHeadersField, in: fields) {
+            var names = SensitiveHeaderList.names(in: marked)
+            names.insert(name)
+            HTTPFieldName.set(SensitiveHeaderList.field(of: names), for: Self.sensitiveHeadersField, in: &fields)
+        } else if let field = SensitiveHeaderList.field(of: name) {
+            // No mark under any spelling: the new one is filed as `setHeaderField` files it, without searching.
+            fields[Self.sensitiveHeadersFieldSpelling] = field
+        }
         allHTTPHeaderFields = fields
     }
 }
@@ -51,6 +59,12 @@ extension URLRequest {
 /// The text of the `NetworkAgent-Sensitive-Headers` field: lowercased names, trimmed of white space, sorted and
 /// joined by `, `.
 enum SensitiveHeaderList {
+    /// The field's value for the one name `name` (the set version of `field(of:)` for `[name]`, without the set).
+    static func field(of name: String) -> String? {
+        let normal = normalized(name[...])
+        return normal.isEmpty ? nil : normal
+    }
+
     /// The names in a field's value (lowercased, trimmed, empty ones left out).
     static func names(in field: String) -> Set<String> {
         var names = Set<String>()
@@ -63,10 +77,7 @@ enum SensitiveHeaderList {
 
     /// The field's value for `names`, or `nil` when none is left after normalising.
     static func field(of names: Set<String>) -> String? {
-        if names.count == 1, let only = names.first {
-            let name = normalized(only[...])
-            return name.isEmpty ? nil : name
-        }
+        if names.count == 1, let only = names.first { return field(of: only) }
         let normal = names.map { normalized($0[...]) }.filter { !$0.isEmpty }
         return normal.isEmpty ? nil : normal.sorted().joined(separator: ", ")
     }

@@ -147,4 +147,46 @@ import FoundationNetworking
         let query = try Credential.query(name: "api_key", value: "new").authorizing(request)
         #expect(query.url?.absoluteString == "https://h/p?a=1+2&api_key=new")
     }
+
+    /// The shortcut that finds a request URL under its endpoint's own origin without working out the endpoint's
+    /// origin says so only where the origins are equal, and is taken for a request to the endpoint's own URLs.
+    @Test func sameAuthorityShortcutAgreesWithOrigins() throws {
+        let texts = [
+            "http://127.0.0.1:8080", "http://127.0.0.1:8080/", "http://127.0.0.1:8080/a?b#c",
+            "http://127.0.0.1:80800/a",
+            "http://127.0.0.1", "http://127.0.0.1:80/", "HTTP://Example.com/x", "http://example.com/x",
+            "https://example.com", "https://example.com.evil.test/", "https://user:pw@example.com/x",
+            "https://example.com@evil.test/", "http://[::1]:9000/x", "http://[::1]/x", "urn:x://example.com/a",
+            "file:///tmp/x", "mailto:someone", "http://example.com?x=1", "http://example.com#f",
+        ]
+        let urls = try texts.map { try #require(URL(string: $0)) }
+        for base in urls {
+            for url in urls where AuthPlugin.startsWithAuthority(of: base, url) {
+                #expect(Origin(base) != nil && Origin(base) == Origin(url), "\(base) \(url)")
+            }
+        }
+        let base = try #require(URL(string: "http://127.0.0.1:8080"))
+        #expect(AuthPlugin.startsWithAuthority(of: base, try #require(URL(string: "http://127.0.0.1:8080/p/x.json"))))
+        #expect(!AuthPlugin.startsWithAuthority(of: base, try #require(URL(string: "http://127.0.0.1:80800/p"))))
+    }
+
+    /// A request carries a bearer credential when its `Authorization` is exactly `Bearer <token>` (as `==` compares
+    /// strings) and the token could be sent; the refresher asks on every request.
+    @Test func bearerIsCarriedByItsExactValue() throws {
+        let tokens = ["t", "test-token", "ñ-token", "e\u{301}", "bad\n", ""]
+        let values: [String?] = [
+            nil, "Bearer t", "Bearer test-token", "bearer test-token", "Bearer test-tokenx", "Bearer ñ-token",
+            "Bearer \u{e9}", "Bearer bad\n", "Bearer ", "Bearer", "Basic dDp0",
+        ]
+        let url = try #require(URL(string: "https://example.com/x"))
+        for token in tokens {
+            for value in values {
+                var request = URLRequest(url: url)
+                request.allHTTPHeaderFields = value.map { ["Authorization": $0] } ?? [:]
+                let sendable = !token.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7f }
+                let expected = sendable && value == "Bearer " + token
+                #expect(Credential.bearer(token).isCarried(by: request) == expected, "\(token) \(value ?? "nil")")
+            }
+        }
+    }
 }

@@ -50,4 +50,18 @@ import Testing
         let relative = try #require(URL(string: "v1/items", relativeTo: base))
         #expect(policy.redactedString(for: relative) == policy.parsedRedactedString(for: relative))
     }
+
+    /// The byte search for `://` finds what Foundation's `range(of:)` finds, in ASCII text and in other text.
+    @Test func schemeSeparatorIsFoundationsMatch() {
+        let texts = [
+            "", ":", "://", "a://b", "a:/b://c", "a::://b", "no separator", "x:/", "x:", "http://h/p://q",
+            "ñandu://x", "e\u{301}://x", "a:\u{301}//b", "seconds=0.25", "see https://u:p@h/x and ftp://h",
+        ]
+        for text in texts {
+            for start in [text.startIndex, text.index(text.startIndex, offsetBy: min(2, text.count))] {
+                let slice = text[start...]
+                #expect(RedactionPolicy.schemeSeparator(in: slice) == slice.range(of: "://"), "\(text)")
+            }
+        }
+    }
 }

@@ -29,6 +29,20 @@ import FoundationNetworking
         }
     }
 
+    @Test func addingAFieldIfAbsentIsSettingItWhenFoundationFindsNone() throws {
+        var foundation = URLRequest(url: try #require(URL(string: "http://example.com/")))
+        foundation.allHTTPHeaderFields = ["x-foo": "0"]
+        var core = foundation
+        for write in Self.writes {
+            let value = write.value ?? "added"
+            if foundation.value(forHTTPHeaderField: write.name) == nil {
+                foundation.setValue(value, forHTTPHeaderField: write.name)
+            }
+            core.addHeaderFieldIfAbsent(value, for: write.name)
+            #expect(core.allHTTPHeaderFields == foundation.allHTTPHeaderFields, "after \(write)")
+        }
+    }
+
     @Test func readsFindFieldsAsFoundationDoes() throws {
         var request = URLRequest(url: try #require(URL(string: "http://example.com/")))
         request.allHTTPHeaderFields = ["x-foo": "1", "Accept": "2", "Ñandu": "3", "Empty": ""]
@@ -49,6 +63,19 @@ import FoundationNetworking
             for rhs in names {
                 #expect(HTTPFieldName.equal(lhs, rhs) == (lhs.lowercased() == rhs.lowercased()), "\(lhs) \(rhs)")
             }
+        }
+    }
+
+    /// The spelling a new field is filed under is Foundation's `capitalized`, for names already spelled so (which
+    /// skip the look-up) and for others.
+    @Test func canonicalSpellingIsCapitalized() {
+        let names = [
+            "Authorization", "Accept-Encoding", "X-Api-Key", "A", "A-B", "Content-Md5", "authorization",
+            "AUTHORIZATION",
+            "X-API-Key", "WWW-Authenticate", "A-", "-A", "Ab--Cd", "x-b3-id", "X-B3x", "Ñandu", "x_y.z", "Ab Cd", "",
+        ]
+        for name in names {
+            #expect(HTTPFieldName.canonical(name) == name.capitalized, "\(name)")
         }
     }
 
