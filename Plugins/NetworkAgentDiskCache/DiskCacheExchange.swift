@@ -40,16 +40,29 @@ struct DiskCacheExchange: Sendable {
     /// refresh is a side request, which skips the plugins registered after the cache (there should be none: the
     /// cache goes last).
     ///
-    /// - Parameter status: The status the answer will carry unless it is replaced (a plain miss): the transport is
-    ///   asked to build its response with the status field already on it, which ``annotate(_:headers:status:)``
-    ///   then finds (see `AddedResponseField`), saving a second `HTTPURLResponse` per miss.
+    /// - Parameter field: The status field the answer will carry unless it is replaced (a plain miss,
+    ///   ``statusField(_:)``): the transport is asked to build its response with it already on it, saving a second
+    ///   `HTTPURLResponse` per miss (see `AddedResponseField`).
     private func send(
         _ request: URLRequest,
-        status: CacheStatus? = nil
+        asking field: AddedResponseField? = nil
     ) async throws -> (data: Data, response: URLResponse) {
         if isBackground { return try await next.agent.send(request, for: endpoint) }
-        guard let status, let header = plugin.configuration.statusHeader else { return try await next(request) }
-        return try await next(request, addingResponseField: AddedResponseField(name: header, value: status.rawValue))
+        guard let field else { return try await next(request) }
+        return try await next(request, addingResponseField: field)
+    }
+
+    /// The status field to ask the transport for (`nil` without a status header, and for a background refresh).
+    private func statusField(_ status: CacheStatus) -> AddedResponseField? {
+        guard !isBackground, let header = plugin.configuration.statusHeader else { return nil }
+        return AddedResponseField(name: header, value: status.rawValue)
+    }
+
+    /// Whether `response` is the one the transport built with `field` on it, under exactly its name (an `X-` name
+    /// keeps its spelling in Foundation), as ``annotate(_:headers:status:)`` would hand it on.
+    private static func carries(_ field: AddedResponseField?, _ response: HTTPURLResponse) -> Bool {
+        guard let field, field.name.hasPrefix("x-") || field.name.hasPrefix("X-") else { return false }
+        return field.receipt.contains(response) && response.isRebuildable
     }
 
     // MARK: Network
@@ -60,8 +73,9 @@ struct DiskCacheExchange: Sendable {
         let requestDate = now()
         let data: Data
         let response: URLResponse
+        let field = statusField(.miss)
         do {
-            (data, response) = try await send(request, status: .miss)
+            (data, response) = try await send(request, asking: field)
         } catch {
             if let fallback, let answer = staleAnswerOnError(fallback, error: error) { return answer }
             throw error
@@ -69,6 +83,12 @@ struct DiskCacheExchange: Sendable {
         let responseDate = now()
         guard let http = response as? HTTPURLResponse else { return (data, response) }
         if let fallback, let answer = staleAnswerOnServerError(fallback, status: http.statusCode) { return answer }
+        if Self.carries(field, http) {
+            // The transport's own response with the status on it: its fields are copied out of Foundation only
+            // if it may be stored.
+            await save(data: data, response: http, headers: nil, requestDate: requestDate, responseDate: responseDate)
+            return (data, http)
+        }
         // The response's fields are copied out of Foundation once, for the storing decision and the annotation.
         let headers = Self.headerFields(of: http)
         await save(data: data, response: http, headers: headers, requestDate: requestDate, responseDate: responseDate)
@@ -195,14 +215,21 @@ struct DiskCacheExchange: Sendable {
     /// The response is filed under the URL it came from. When the transport followed redirects, that is not the
     /// request's URL: the cache saw only the final response, not the redirects, so nothing is stored under the
     /// first URL, and what was stored there goes (its latest answer was a redirect the cache could not store).
+    ///
+    /// - Parameter headers: The response's fields when the caller copied them (``headerFields(of:)``); `nil` has
+    ///   them copied only for a response that may be stored. `Vary` and `Cache-Control` are the same either way:
+    ///   Foundation files them under exactly these names.
     private func save(
         data: Data,
         response: HTTPURLResponse,
-        headers: [String: String],
+        headers: [String: String]?,
         requestDate: Date,
         responseDate: Date
     ) async {
-        let varyNames = CacheKey.varyNames(fromField: Self.field("Vary", in: headers))
+        func field(_ name: String) -> String? {
+            headers.map { Self.field(name, in: $0) } ?? response.value(forHTTPHeaderField: name)
+        }
+        let varyNames = CacheKey.varyNames(fromField: field("Vary"))
         let redirected = isRedirected(response)
         // The origin's latest (non-error) word on this resource replaces what is stored, whether or not it can be
         // stored itself. A server error leaves the stored response alone, for stale-if-error.
@@ -210,13 +237,14 @@ struct DiskCacheExchange: Sendable {
         // Decide first: a response that may never be stored (`no-store` in the request or the response, a body
         // streamed to the caller) leaves before any entry is built or parsed; its key (usually the lookup's) only
         // removes what it replaces.
-        if bodiesAreStreamed || directives.noStore || Self.forbidsStoring(headers) {
+        if bodiesAreStreamed || directives.noStore || Self.forbidsStoring(cacheControl: field("Cache-Control")) {
             guard replaces, let filed = storageKey(for: response, redirected: redirected, varyNames: varyNames)
             else { return }
             if redirected { await removeAllVariants(of: request) }
             await plugin.store.remove(filed.key)
             return
         }
+        let headers = headers ?? Self.headerFields(of: response)
         guard let (key, url) = storageKey(for: response, redirected: redirected, varyNames: varyNames) else { return }
         if redirected && replaces { await removeAllVariants(of: request) }
         let excluded = Set([plugin.configuration.statusHeader?.lowercased()].compactMap { $0 })
@@ -249,8 +277,8 @@ struct DiskCacheExchange: Sendable {
 
     /// Whether a response says it must not be stored (RFC 9111 §5.2.2.5): `no-store`, unless `must-understand`
     /// leaves the decision to ``CachePolicy/mayStore(method:request:entry:facts:)``.
-    private static func forbidsStoring(_ headers: [String: String]) -> Bool {
-        guard let field = field("Cache-Control", in: headers) else { return false }
+    private static func forbidsStoring(cacheControl field: String?) -> Bool {
+        guard let field else { return false }
         let directives = CacheControl(field)
         return directives.noStore && !directives.mustUnderstand
     }
@@ -369,7 +397,7 @@ struct DiskCacheExchange: Sendable {
 
     /// A network response with the status header added, keeping the transport's `transferTimings`.
     ///
-    /// A response that has the field with this value already (the transport set it, asked by ``send(_:status:)``)
+    /// A response that has the field with this value already (the transport set it, asked by ``send(_:asking:)``)
     /// is returned as it is: rebuilding it from the same URL, status, fields and timings would give the same
     /// response (Foundation keeps no HTTP version). Any other is rebuilt, as from URLSessionTransport, a custom
     /// transport, or an inner plugin that made a response of its own.

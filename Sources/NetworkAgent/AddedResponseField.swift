@@ -16,14 +16,33 @@ import FoundationNetworking
 /// makes, not another provider's call made inside one. A transport that builds its response from parsed fields
 /// (`CurlTransport`) sets the field on the final response, as `fields[name] = value` on the merged fields; another
 /// ignores it. So the interceptor checks what came back and adds the field itself when it is not there.
-package struct AddedResponseField: Sendable, Equatable {
+package struct AddedResponseField: Sendable {
     /// The field's name, set as given (Foundation keeps an `X-` name's spelling).
     package let name: String
     package let value: String
+    /// The responses a transport built with the field, so that the asker can tell its own answer from one an inner
+    /// plugin made, without copying the fields out of Foundation to look.
+    package let receipt = Receipt()
 
     package init(name: String, value: String) {
         self.name = name
         self.value = value
+    }
+
+    /// The responses built with the field, held (not only identified) so that a response that went away cannot
+    /// pass for a new one at the same address.
+    package final class Receipt: Sendable {
+        private let built = Locked<[HTTPURLResponse]>([])
+
+        /// Called by the transport for each response it built with the field on it.
+        package func record(_ response: HTTPURLResponse) {
+            built.withLock { $0.append(response) }
+        }
+
+        /// Whether `response` is one the transport built with the field.
+        package func contains(_ response: HTTPURLResponse) -> Bool {
+            built.withLock { $0.contains { $0 === response } }
+        }
     }
 
     /// What an interceptor asked for, with the call whose exchange it was asked in.

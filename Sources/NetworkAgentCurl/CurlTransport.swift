@@ -253,6 +253,7 @@ public final class CurlTransport: HTTPTransport {
         guard let response = outcome.head.makeResponse(adding: final ? added : nil) else {
             throw HTTPTransportContext.error(for: URLError(.badServerResponse), request: request)
         }
+        if final, let added { added.receipt.record(response) }
         return (response, outcome)
     }
 
