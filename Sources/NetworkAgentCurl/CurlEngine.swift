@@ -215,13 +215,14 @@ final class CurlEngine: @unchecked Sendable {
     private func run() {
         threadID.withLock { $0 = Self.currentThreadID() }
         var running: Int32 = 0
+        // Two buffers traded under the lock: the queue's commands are taken without copying, and neither buffer is
+        // reallocated once it is large enough (taking a copy and emptying the queue "keeping its capacity" made a new
+        // buffer on every pass, as the copy still shared the old one).
         var incoming: [Command] = []
         while true {
-            incoming = inbox.withLock { inbox in
+            inbox.withLock { inbox in
                 inbox.polling = false
-                let taken = inbox.commands
-                inbox.commands.removeAll(keepingCapacity: true)
-                return taken
+                swap(&inbox.commands, &incoming)
             }
             for command in incoming {
                 switch command {
@@ -561,8 +562,13 @@ final class CurlEngine: @unchecked Sendable {
                     transfer.timings = CurlOptions.timings(of: easy.pointer, complete: true)
                 }
             }
-            message = easy.errorMessage
-            verifyResult = CurlOptions.verifyResult(of: easy.pointer)
+            switch ending {
+            case .fail, .failStream:
+                // Read only for an error's message.
+                message = easy.errorMessage
+                verifyResult = CurlOptions.verifyResult(of: easy.pointer)
+            case .respond, .finishStream: break
+            }
             recycle(transfer)
         }
         transfer.settle(ending, message: message, verifyResult: verifyResult)

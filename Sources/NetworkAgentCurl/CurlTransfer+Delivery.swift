@@ -86,19 +86,34 @@ extension CurlTransfer {
         )
     }
 
+    /// How a call is settled: what ``settle(_:message:verifyResult:)`` does at once, or after the last progress
+    /// report (a value rather than a closure: a transfer without a progress handler, most of them, allocates none).
+    private enum Settlement: Sendable {
+        case resume(CheckedContinuation<Outcome, any Error>, Result<Outcome, any Error>)
+        case finish(HTTPBodyWriter, throwing: (any Error)?)
+
+        func perform() {
+            switch self {
+            case .resume(let caller, let result): caller.resume(with: result)
+            case .finish(let writer, let error?): writer.finish(throwing: error)
+            case .finish(let writer, nil): writer.finish()
+            }
+        }
+    }
+
     /// Settles the call as `ending` says (``CurlTransferState/Action/end(_:)``): resumes the caller, or ends the body
     /// stream it already has. With a progress handler this runs after its last report.
     func settle(_ ending: CurlTransferState.Ending, message: String?, verifyResult: Int) {
-        let settle: @Sendable () -> Void
+        let settlement: Settlement
         switch ending {
         case .finishStream, .failStream:
             guard let writer else { return }
             self.writer = nil
             if case .failStream(let failure) = ending {
                 let error = self.error(for: failure, message: message, verifyResult: verifyResult)
-                settle = { writer.finish(throwing: error) }
+                settlement = .finish(writer, throwing: error)
             } else {
-                settle = { writer.finish() }
+                settlement = .finish(writer, throwing: nil)
             }
         case .respond(let streamed):
             guard let caller else { return }
@@ -106,7 +121,7 @@ extension CurlTransfer {
             if timeToHeaders == .zero { timeToHeaders = started.duration(to: .now) }
             guard statusCode > 0 else {
                 let error = HTTPTransportContext.error(for: URLError(.badServerResponse), request: request)
-                settle = { caller.resume(throwing: error) }
+                settlement = .resume(caller, .failure(error))
                 break
             }
             let outcome = Outcome(
@@ -115,7 +130,7 @@ extension CurlTransfer {
                 body: streamed ? HTTPByteStream(data: data) : nil,
                 timeToHeaders: timeToHeaders
             )
-            settle = { caller.resume(returning: outcome) }
+            settlement = .resume(caller, .success(outcome))
         case .fail(let failure):
             guard let caller else { return }
             self.caller = nil
@@ -123,9 +138,9 @@ extension CurlTransfer {
             // A head that arrived counts for the time to headers even when its body then failed.
             let thrown: any Error =
                 timeToHeaders > .zero ? FailedAfterHeaders(error: error, timeToHeaders: timeToHeaders) : error
-            settle = { caller.resume(throwing: thrown) }
+            settlement = .resume(caller, .failure(thrown))
         }
-        if let progress { progress.finish(then: settle) } else { settle() }
+        if let progress { progress.finish { settlement.perform() } } else { settlement.perform() }
     }
 
     private func error(

@@ -160,37 +160,71 @@ final class CurlTransfer: @unchecked Sendable {
     ) {
         self.request = request
         self.url = url
-        self.urlString = url.absoluteString
-        let method = request.httpMethod?.uppercased() ?? "GET"
-        self.method = method
+        let urlString = url.absoluteString
+        self.urlString = urlString
+        // Foundation gives a GET's method as "GET": only another is uppercased.
+        let requestMethod = request.httpMethod ?? "GET"
+        self.method = requestMethod == "GET" ? requestMethod : requestMethod.uppercased()
         self.body = body
         self.timeoutMilliseconds = timeoutMilliseconds
         self.headDeadline = headDeadline
         self.maximumResponseBytes = maximumResponseBytes
         self.progress = progressHandler.map { CurlProgressRelay(handler: $0) }
-        self.isHTTPS = url.scheme?.lowercased() == "https"
+        self.isHTTPS = Self.hasHTTPSScheme(urlString)
         var list: UnsafeMutablePointer<curl_slist>?
         var hasUserAgent = false
         var hasExpect = false
+        // Each line is written into one buffer and handed to libcurl as a C string (libcurl copies it), rather than
+        // made a `String` of its own first.
+        var line: [UInt8] = []
+        func append(_ name: String, _ value: String) {
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: name.utf8)
+            if value.isEmpty {
+                line.append(UInt8(ascii: ";"))
+            } else {
+                line.append(UInt8(ascii: ":"))
+                line.append(UInt8(ascii: " "))
+                line.append(contentsOf: value.utf8)
+            }
+            line.append(0)
+            list =
+                line.withUnsafeBytes { bytes in
+                    curl_slist_append(list, bytes.baseAddress?.assumingMemoryBound(to: CChar.self))
+                } ?? list
+        }
         for (name, value) in request.allHTTPHeaderFields ?? [:] {
             // The sensitive-header mark is never sent: left out here rather than removed from the request, which
             // would copy its every field.
             if HTTPFieldName.equal(name, URLRequest.sensitiveHeadersField) { continue }
-            // Lowercased only when the length matches: most requests' names are neither.
+            // Compared only when the length matches: most requests' names are neither.
             switch name.utf8.count {
-            case 10 where name.lowercased() == "user-agent": hasUserAgent = true
-            case 6 where name.lowercased() == "expect": hasExpect = true
+            case 10 where HTTPFieldName.equal(name, "User-Agent"): hasUserAgent = true
+            case 6 where HTTPFieldName.equal(name, "Expect"): hasExpect = true
             default: break
             }
-            list = curl_slist_append(list, value.isEmpty ? "\(name);" : "\(name): \(value)") ?? list
+            append(name, value)
         }
         if !hasExpect { list = curl_slist_append(list, "Expect:") ?? list }
         if !hasUserAgent { list = curl_slist_append(list, CurlOptions.defaultUserAgentLine) ?? list }
         self.slist = list
+        // Room for a head's fields, made here rather than grown field by field on the engine thread.
+        responseHeaders.reserveCapacity(16)
     }
 
     deinit {
         if let slist { curl_slist_free_all(slist) }
+    }
+
+    /// Whether `urlString` begins with the scheme `https:` (in any case), read on its bytes.
+    static func hasHTTPSScheme(_ urlString: String) -> Bool {
+        var utf8 = urlString.utf8.makeIterator()
+        for expected in "https:".utf8 {
+            guard let byte = utf8.next() else { return false }
+            // ASCII letters compare with their case bit set; ':' is compared as it is.
+            guard byte == expected || (expected != UInt8(ascii: ":") && byte | 0x20 == expected) else { return false }
+        }
+        return true
     }
 
     // MARK: - Callbacks (engine thread)
