@@ -25,15 +25,31 @@ enum CurlOptions {
     ///
     /// Every option's result is checked. A refused option the request cannot go without (see ``isBestEffort(_:)``)
     /// is returned in ``CurlOptionResults/refused``, and the engine fails the request before anything is sent.
+    ///
+    /// With `reusing`, the handle was not reset after a plain transfer (see ``isPlain(_:)``) that this engine set up
+    /// in full, and `transfer` is plain too: every option but those that differ between two plain transfers (URL,
+    /// callback data, `PIPEWAIT`, timeout, header list) already has the value this function would give it, so only
+    /// those are set. libcurl keeps an easy handle's options from one transfer to the next.
     static func apply(
         to transfer: CurlTransfer,
         easy: CurlEasyHandle,
         configuration: CurlTransport.Configuration,
         share: UnsafeMutableRawPointer?,
+        reusing: Bool = false,
         override: (@Sendable (CURLoption) -> CURLcode?)? = nil
     ) -> CurlOptionResults {
         var set = CurlOptionSetter(handle: easy.pointer, override: override)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
+        if reusing {
+            set.string(CURLOPT_URL, transfer.urlString)
+            set.pointer(CURLOPT_HEADERDATA, context)
+            set.pointer(CURLOPT_WRITEDATA, context)
+            // 0 is libcurl's default, which the full set-up leaves in place.
+            set.long(CURLOPT_PIPEWAIT, configuration.httpVersion == .http2 && transfer.isHTTPS ? 1 : 0)
+            set.long(CURLOPT_TIMEOUT_MS, timeout(of: transfer))
+            set.slist(CURLOPT_HTTPHEADER, transfer.slist)
+            return set.results
+        }
         // Security first: trust, pinning, verification, protocols, redirects (the transport follows them itself).
         set.long(CURLOPT_SSL_VERIFYPEER, 1)
         set.long(CURLOPT_SSL_VERIFYHOST, 2)
@@ -65,10 +81,7 @@ enum CurlOptions {
             set.long(CURLOPT_LOW_SPEED_LIMIT, max(1, configuration.stallBytesPerSecond))
             set.long(CURLOPT_LOW_SPEED_TIME, max(1, Int(stall.timeInterval.rounded(.up))))
         }
-        if transfer.timeoutMilliseconds > 0 {
-            // What is left of the deadline after waiting for admission (the engine fails a transfer with none left).
-            set.long(CURLOPT_TIMEOUT_MS, max(1, transfer.timeoutMilliseconds - transfer.waitedMilliseconds))
-        }
+        if transfer.timeoutMilliseconds > 0 { set.long(CURLOPT_TIMEOUT_MS, timeout(of: transfer)) }
         if let share {
             set.pointer(CURLOPT_SHARE, share)
             // "" turns the cookie engine on without reading a file.
@@ -85,6 +98,21 @@ enum CurlOptions {
             set.pointer(CURLOPT_XFERINFODATA, context)
         }
         return set.results
+    }
+
+    /// CURLOPT_TIMEOUT_MS for `transfer`: what is left of its deadline after waiting for admission (the engine fails
+    /// a transfer with none left), or 0 (none) without one.
+    private static func timeout(of transfer: CurlTransfer) -> Int {
+        guard transfer.timeoutMilliseconds > 0 else { return 0 }
+        return max(1, transfer.timeoutMilliseconds - transfer.waitedMilliseconds)
+    }
+
+    /// Whether `transfer` is plain: a GET without a body or a progress handler whose whole response is collected.
+    /// The options of two plain transfers of one engine differ only in those ``apply(to:easy:configuration:share:reusing:override:)``
+    /// sets when `reusing`.
+    static func isPlain(_ transfer: CurlTransfer) -> Bool {
+        guard transfer.method == "GET", transfer.progress == nil, case .none = transfer.body else { return false }
+        return transfer.state == .running(.flowing, .awaitingHead(.collect))
     }
 
     private static func applyMethodAndBody(

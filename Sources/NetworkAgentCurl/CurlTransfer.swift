@@ -350,6 +350,9 @@ final class CurlEasyHandle {
     static let errorBufferSize = 256
     let pointer: UnsafeMutableRawPointer
     let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The handle holds the options of a plain transfer (``CurlOptions/isPlain(_:)``), all set by this engine and taken
+    /// by libcurl, not reset since: the next plain transfer sets only those that differ (engine thread).
+    var holdsPlainOptions = false
 
     init?() {
         guard let pointer = curl_easy_init() else { return nil }
