@@ -23,8 +23,8 @@ import Darwin
 /// while its host's connections are all busy (see `admitted`). Each transfer's lifecycle is its ``CurlTransferState``: the loop and libcurl's
 /// callbacks feed it events and perform the actions it returns. Nothing slow runs here: request bodies are read by
 /// ``CurlBodyReader`` and progress handlers called by ``CurlProgressRelay``, each on a queue of its own. Easy handles
-/// are reused (`curl_easy_reset`); connections stay in the multi handle's connection cache for keep-alive and HTTP/2
-/// multiplexing.
+/// are reused (`curl_easy_reset`, or for one plain GET after another only the options that differ: see `recycle`);
+/// connections stay in the multi handle's connection cache for keep-alive and HTTP/2 multiplexing.
 final class CurlEngine: @unchecked Sendable {
     // @unchecked Sendable: `inbox` is guarded by its lock; `multi` is used by other threads only through
     // curl_multi_wakeup (which libcurl documents as callable from any thread), called under that lock and only while
