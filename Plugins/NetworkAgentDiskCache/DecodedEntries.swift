@@ -36,15 +36,14 @@ package struct DecodedEntries: Sendable {
 
     package subscript(id: String) -> Decoded? { entries[id] }
 
-    /// Keeps an entry decoded from a file, making room by dropping others; an entry over an eighth of the budget is
-    /// not kept.
+    /// Keeps an entry decoded from a file; an entry over an eighth of the budget is not kept. When the budget is
+    /// full, everything kept is dropped first (the entries still in use are kept again on their next read): a
+    /// constant cost per insert, where picking entries to drop one by one would walk the table.
     package mutating func insert(_ decoded: Decoded, for id: String) {
         let cost = Self.cost(decoded)
         guard cost <= budget / 8 else { return }
         remove(id)
-        while charged + cost > budget, let some = entries.first {
-            remove(some.key)
-        }
+        if charged + cost > budget { removeAll() }
         entries[id] = decoded
         charged += cost
     }
@@ -56,7 +55,7 @@ package struct DecodedEntries: Sendable {
     }
 
     package mutating func removeAll() {
-        entries = [:]
+        entries.removeAll(keepingCapacity: true)
         charged = 0
     }
 
