@@ -64,27 +64,31 @@ struct CacheControl: Equatable, Sendable {
     /// Parses a field value; unknown directives are ignored (§5.2.3).
     init(_ value: String?) {
         guard let value else { return }
-        var seen = Set<String>()
+        // Only the directives below are kept, each at its first occurrence: a bit per name says which were seen
+        // (a `Set` of every name cost an allocation and a hash per directive of every field parsed).
+        var seen: UInt16 = 0
+        func first(_ bit: UInt16) -> Bool {
+            defer { seen |= bit }
+            return seen & bit == 0
+        }
         for (name, argument) in Self.directives(in: value) {
-            if name == "no-cache" {
+            switch name {
+            case "no-cache":
                 let fields = Self.fieldNames(argument)
                 if fields.isEmpty { noCache = true } else { noCacheFields.formUnion(fields) }
-                continue
-            }
-            guard seen.insert(name).inserted else { continue }
-            switch name {
-            case "no-store": noStore = true
-            case "must-revalidate": mustRevalidate = true
-            case "must-understand": mustUnderstand = true
-            case "public": isPublic = true
-            case "private": isPrivate = true
-            case "immutable": immutable = true
-            case "only-if-cached": onlyIfCached = true
-            case "max-age": maxAge = Self.seconds(argument)
-            case "max-stale": maxStale = argument.map { Self.seconds($0) } ?? .value(Self.maximumDeltaSeconds)
-            case "min-fresh": minFresh = Self.seconds(argument)
-            case "stale-while-revalidate": staleWhileRevalidate = Self.seconds(argument)
-            case "stale-if-error": staleIfError = Self.seconds(argument)
+            case "no-store": if first(1 << 0) { noStore = true }
+            case "must-revalidate": if first(1 << 1) { mustRevalidate = true }
+            case "must-understand": if first(1 << 2) { mustUnderstand = true }
+            case "public": if first(1 << 3) { isPublic = true }
+            case "private": if first(1 << 4) { isPrivate = true }
+            case "immutable": if first(1 << 5) { immutable = true }
+            case "only-if-cached": if first(1 << 6) { onlyIfCached = true }
+            case "max-age": if first(1 << 7) { maxAge = Self.seconds(argument) }
+            case "max-stale":
+                if first(1 << 8) { maxStale = argument.map { Self.seconds($0) } ?? .value(Self.maximumDeltaSeconds) }
+            case "min-fresh": if first(1 << 9) { minFresh = Self.seconds(argument) }
+            case "stale-while-revalidate": if first(1 << 10) { staleWhileRevalidate = Self.seconds(argument) }
+            case "stale-if-error": if first(1 << 11) { staleIfError = Self.seconds(argument) }
             default: break
             }
         }

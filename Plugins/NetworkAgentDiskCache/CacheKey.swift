@@ -126,42 +126,86 @@ public struct CacheKey: Hashable, Sendable {
     /// characters after it and no fragment or dot segment. Anything else takes the `URLComponents` path, whose result
     /// for such a text is the text itself.
     static func isNormalized(_ text: String) -> Bool {
-        var bytes = Substring(text).utf8[...]
+        var text = text
+        // One pass over contiguous UTF-8 (a native string's own storage): generic `Substring.UTF8View` algorithms
+        // (`split`, `allSatisfy`) cost more than a microsecond per URL here, on every lookup and miss.
+        return text.withUTF8 { isNormalized(bytes: $0) }
+    }
+
+    /// ``isNormalized(_:)`` on a URL's UTF-8 bytes.
+    private static func isNormalized(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = bytes.count
+        var index: Int
         let isHTTPS: Bool
-        if bytes.starts(with: "http://".utf8) {
+        if startsWith(bytes, "http://") {
             isHTTPS = false
-            bytes = bytes.dropFirst(7)
-        } else if bytes.starts(with: "https://".utf8) {
+            index = 7
+        } else if startsWith(bytes, "https://") {
             isHTTPS = true
-            bytes = bytes.dropFirst(8)
+            index = 8
         } else {
             return false
         }
-        guard let slash = bytes.firstIndex(of: UInt8(ascii: "/")) else { return false }
-        let authority = bytes[..<slash]
-        let hostEnd = authority.firstIndex(of: UInt8(ascii: ":")) ?? authority.endIndex
-        let host = authority[..<hostEnd]
-        for label in host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
-            guard let first = label.first, let last = label.last, first != UInt8(ascii: "-"), last != UInt8(ascii: "-"),
-                !label.starts(with: "xn--".utf8),
-                label.allSatisfy({ isLowercaseLetterOrDigit($0) || $0 == UInt8(ascii: "-") })
-            else { return false }
+        // The host: dot-separated labels of lowercase letters, digits and inner hyphens, none starting `xn--`.
+        var labelStart = index
+        while true {
+            guard index < count else { return false }  // no path
+            let byte = bytes[index]
+            if byte == UInt8(ascii: ".") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "/") {
+                guard isHostLabel(bytes, from: labelStart, to: index) else { return false }
+                if byte != UInt8(ascii: ".") { break }
+                labelStart = index + 1
+            } else if !isLowercaseLetterOrDigit(byte) && byte != UInt8(ascii: "-") {
+                return false
+            }
+            index += 1
         }
-        if hostEnd != authority.endIndex {
-            let digits = authority[authority.index(after: hostEnd)...]
-            guard let first = digits.first, first != UInt8(ascii: "0"), digits.count <= 5,
-                digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                let port = Int(String(decoding: digits, as: UTF8.self)), port <= 65_535, port != (isHTTPS ? 443 : 80)
-            else { return false }
+        if bytes[index] == UInt8(ascii: ":") {
+            // A port: 1-5 digits without a leading zero, at most 65535, not the scheme's default.
+            index += 1
+            var port = 0
+            var digits = 0
+            while index < count, bytes[index] != UInt8(ascii: "/") {
+                let byte = bytes[index]
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 5,
+                    digits > 0 || byte != UInt8(ascii: "0")
+                else { return false }
+                port = port * 10 + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+                index += 1
+            }
+            guard index < count, digits > 0, port <= 65_535, port != (isHTTPS ? 443 : 80) else { return false }
         }
-        let rest = bytes[slash...]
-        guard rest.allSatisfy(isPlainURLCharacter) else { return false }
-        // The text is all ASCII by now: a byte search finds what `contains("/.")` would (which goes through
-        // `NSString` on Linux, and showed in the profile of every hit).
+        // The path and query: plain URL characters, no dot segment (`/.`) anywhere.
         var previous: UInt8 = 0
-        for byte in text.utf8 {
-            if previous == UInt8(ascii: "/") && byte == UInt8(ascii: ".") { return false }
+        while index < count {
+            let byte = bytes[index]
+            guard isPlainURLCharacter(byte), !(previous == UInt8(ascii: "/") && byte == UInt8(ascii: ".")) else {
+                return false
+            }
             previous = byte
+            index += 1
+        }
+        return true
+    }
+
+    /// Whether `bytes` start with the ASCII `prefix`.
+    private static func startsWith(_ bytes: UnsafeBufferPointer<UInt8>, _ prefix: StaticString) -> Bool {
+        let length = prefix.utf8CodeUnitCount
+        guard bytes.count >= length else { return false }
+        let start = prefix.utf8Start
+        for offset in 0..<length where bytes[offset] != start[offset] { return false }
+        return true
+    }
+
+    /// Whether `bytes[from..<to]` is a host label of the normal form: not empty, no hyphen at either end, not an
+    /// IDNA label (`xn--`); its characters were checked by the caller.
+    private static func isHostLabel(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Bool {
+        guard end > start, bytes[start] != UInt8(ascii: "-"), bytes[end - 1] != UInt8(ascii: "-") else { return false }
+        if end - start >= 4, bytes[start] == UInt8(ascii: "x"), bytes[start + 1] == UInt8(ascii: "n"),
+            bytes[start + 2] == UInt8(ascii: "-"), bytes[start + 3] == UInt8(ascii: "-")
+        {
+            return false
         }
         return true
     }

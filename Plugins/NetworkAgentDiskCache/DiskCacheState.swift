@@ -22,8 +22,9 @@ final class DiskCacheState: Sendable {
         var uncollapsed: [String: ContinuousClock.Instant] = [:]
     }
 
-    /// Counts an event and emits it with source `cache`.
-    func record(_ name: String, _ attributes: [String: String] = [:], count: Int = 1) {
+    /// Counts an event and emits it with source `cache`; its attributes are built only when an observer would get
+    /// it (a dictionary per hit and miss otherwise).
+    func record(_ name: String, _ attributes: @autoclosure () -> [String: String] = [:], count: Int = 1) {
         counters.withLock { stats in
             switch name {
             case "hit": stats.hits += count
@@ -37,7 +38,8 @@ final class DiskCacheState: Sendable {
             default: break
             }
         }
-        NetworkAgentEvents.emit(NetworkAgentEvent(Self.kind(of: name), attributes: attributes))
+        guard NetworkAgentEvents.hasObservers else { return }
+        NetworkAgentEvents.emit(NetworkAgentEvent(Self.kind(of: name), attributes: attributes()))
     }
 
     /// A lookup result (`hit`, `miss`, `revalidated`, `stale`) is the typed cache kind a metrics plugin counts

@@ -75,6 +75,8 @@ public final class DiskStore: ResponseStore {
         var index = CacheIndex<Void>()
         /// The number of the next temporary file (``partialPrefix``): unique within the process holding the lock.
         var nextPartial: UInt64 = 0
+        /// Entries decoded from their files, with the exact bytes each was decoded from (``DecodedEntries``).
+        var decoded: DecodedEntries
     }
 
     /// The name prefix of files being written in `entries/`; no identifier (64 hex digits) starts with it.
@@ -149,7 +151,7 @@ public final class DiskStore: ResponseStore {
         if case .unavailable(let error) = lock {
             unavailableReason = error.message
             corruptEntriesDroppedAtOpen = 0
-            state = Locked(State())
+            state = Locked(State(decoded: DecodedEntries(budget: 0)))
             Self.emit("error", ["reason": error.code.description])
             return
         }
@@ -168,11 +170,11 @@ public final class DiskStore: ResponseStore {
             (index, dropped) = Self.rebuildIndex(entriesPath)
         }
         corruptEntriesDroppedAtOpen = dropped
-        state = Locked(State(index: index))
+        state = Locked(State(index: index, decoded: DecodedEntries(budget: Self.decodedBudget(max(0, maximumBytes)))))
         for _ in 0..<dropped {
             Self.emit("error", ["reason": DiskCachePlugin.Error.Code.corruptEntry.description, "phase": "open"])
         }
-        let evicted = state.withLock { evict(&$0.index, keeping: nil) }
+        let evicted = state.withLock { evict(&$0, keeping: nil) }
         if evicted.entryCount > 0 {
             Self.emit("evicted", ["count": "\(evicted.entryCount)", "bytes": "\(evicted.totalBytes)"])
         }
@@ -211,18 +213,21 @@ public final class DiskStore: ResponseStore {
     ///   verification (every such entry has been deleted), or ``DiskCachePlugin/Error/Code/io``.
     public func variants(forPrimaryKey primaryKey: String) throws -> [CachedEntry] {
         // The index knows each variant's file name: no key is hashed on a lookup.
-        let found = state.withLock { state -> [(id: String, key: CacheKey, generation: UInt64)] in
+        // The entry decoded from the file's last bytes comes along, to be reused if the file still holds exactly them.
+        let found = state.withLock { state -> [(id: String, key: CacheKey, generation: UInt64, decoded: Decoded?)] in
             state.index.ids(primary: primaryKey).compactMap { id in
                 guard let node = state.index.nodes[id] else { return nil }
                 state.index.touch(id: id)
-                return (id, node.key, node.generation)
+                return (id, node.key, node.generation, state.decoded[id])
             }
         }
         var entries: [CachedEntry] = []
         var corrupt: DiskCachePlugin.Error?
-        for (id, key, generation) in found {
+        for (id, key, generation, decoded) in found {
             do throws(DiskCachePlugin.Error) {
-                if let entry = try read(id: id, key: key, generation: generation) { entries.append(entry) }
+                if let entry = try read(id: id, key: key, generation: generation, decoded: decoded) {
+                    entries.append(entry)
+                }
             } catch {
                 guard error.code == .corruptEntry else { throw error }
                 corrupt = error
@@ -243,16 +248,31 @@ public final class DiskStore: ResponseStore {
     /// Reads the entry the index holds under `id` (already marked as recently used there), verifying its checksum
     /// and key; `nil` when its file is gone. A corrupt entry is deleted and throws
     /// ``DiskCachePlugin/Error/Code/corruptEntry``.
-    private func read(id: String, key: CacheKey, generation: UInt64) throws(DiskCachePlugin.Error) -> CachedEntry? {
+    ///
+    /// The file is read on every call: the file is the entry. When it holds exactly the bytes `decoded` was decoded
+    /// from (compared byte for byte), that entry is the one decoding them would give, checksums and key included,
+    /// and is returned without decoding them again.
+    private func read(
+        id: String,
+        key: CacheKey,
+        generation: UInt64,
+        decoded: Decoded?
+    ) throws(DiskCachePlugin.Error) -> CachedEntry? {
         let path = entriesPath + "/" + id
         guard let data = try FileIO.readFile(path, touchingOlderThan: Self.useRecordingInterval) else {
             // Deleted behind our back (a cache cleaner): forget it.
             dropFromIndex(id: id, generation: generation, deleteFile: false)
             return nil
         }
+        if let decoded, decoded.bytes == data, decoded.entry.key == key { return decoded.entry }
         do {
             let entry = try EntryCodec.decode(data)
             guard entry.key == key else { throw EntryCodec.Failure.badKey }
+            state.withLock { state in
+                // Only while the index still files this write of the entry.
+                guard state.index.nodes[id]?.generation == generation else { return }
+                state.decoded.insert(Decoded(bytes: data, entry: entry), for: id)
+            }
             return entry
         } catch {
             dropFromIndex(id: id, generation: generation, deleteFile: true)
@@ -293,7 +313,8 @@ public final class DiskStore: ResponseStore {
                 return .failure(error)
             }
             state.index.insert(id: id, key: entry.key, value: (), bytes: data.count)
-            return .success(evict(&state.index, keeping: id))
+            state.decoded.remove(id)
+            return .success(evict(&state, keeping: id))
         }
         let evicted = try outcome.get()
         if durability == .powerLoss { try FileIO.syncDirectory(entriesPath) }
@@ -324,6 +345,7 @@ public final class DiskStore: ResponseStore {
             // that replaces nothing), instead of hashing the key.
             for id in state.index.ids(primary: key.primary) where state.index.nodes[id]?.key.variant == key.variant {
                 state.index.remove(id: id)
+                state.decoded.remove(id)
                 FileIO.removeFile(entriesPath + "/" + id)
             }
         }
@@ -339,6 +361,7 @@ public final class DiskStore: ResponseStore {
             let ids = state.index.ids(url: url)
             for id in ids {
                 state.index.remove(id: id)
+                state.decoded.remove(id)
                 FileIO.removeFile(entriesPath + "/" + id)
             }
             return ids.count
@@ -349,6 +372,7 @@ public final class DiskStore: ResponseStore {
     public func removeAll() {
         state.withLock { state in
             state.index = CacheIndex()
+            state.decoded.removeAll()
             // Files being written are left to their writers, which rename them into place or remove them.
             for name in FileIO.names(in: entriesPath) ?? [] where !name.hasPrefix(Self.partialPrefix) {
                 FileIO.removeFile(entriesPath + "/" + name)
@@ -363,6 +387,17 @@ public final class DiskStore: ResponseStore {
 
     // MARK: Internals
 
+    /// The memory the decoded entries kept by ``read(id:key:generation:decoded:)`` may take: a quarter of the
+    /// store's bound, at most 4 MiB.
+    static func decodedBudget(_ maximumBytes: Int) -> Int {
+        min(maximumBytes / 4, 4 << 20)
+    }
+
+    /// The number of decoded entries kept, for tests.
+    var decodedEntryCount: Int {
+        state.withLock { $0.decoded.count }
+    }
+
     /// The identifiers of the entries, least recently used first. For tests.
     var identifiersFromOldest: [String] {
         state.withLock { $0.index.idsFromOldest }
@@ -373,16 +408,18 @@ public final class DiskStore: ResponseStore {
             // Only if no newer write replaced the entry meanwhile (rename and index update happen under this lock).
             guard state.index.nodes[id]?.generation == generation else { return }
             state.index.remove(id: id)
+            state.decoded.remove(id)
             if deleteFile { FileIO.removeFile(entriesPath + "/" + id) }
         }
     }
 
     /// Evicts least recently used entries until the total fits ``maximumBytes``; never the one just written.
-    private func evict(_ index: inout CacheIndex<Void>, keeping kept: String?) -> ResponseStoreUsage {
+    private func evict(_ state: inout State, keeping kept: String?) -> ResponseStoreUsage {
         var evicted = ResponseStoreUsage()
-        while index.totalBytes > maximumBytes, let oldest = index.oldestID, oldest != kept,
-            let node = index.remove(id: oldest)
+        while state.index.totalBytes > maximumBytes, let oldest = state.index.oldestID, oldest != kept,
+            let node = state.index.remove(id: oldest)
         {
+            state.decoded.remove(oldest)
             FileIO.removeFile(entriesPath + "/" + oldest)
             evicted.entryCount += 1
             evicted.totalBytes += node.bytes

@@ -31,7 +31,7 @@ import Darwin
 /// they are answered in the round trip that sets the connection up.
 final class RedisConnection: @unchecked Sendable {
     // @unchecked Sendable: `queue`, `isClosed`, `hasExited` and `exitWaiters` are only touched between
-    // `condition.lock()` and `unlock()`; `context`, `scripts`, `scriptsStale`, `probeAt` and `probeDelay` only by
+    // `condition.lock()` and `unlock()`; `context`, `scripts`, `scriptSHAs`, `scriptsStale`, `probeAt` and `probeDelay` only by
     // the connection's own thread (`run()` and what it calls), after `init` has returned and before the thread ends.
     typealias Completion = @Sendable (Result<RedisReply, RedisStore.Error>) -> Void
 
@@ -83,7 +83,11 @@ final class RedisConnection: @unchecked Sendable {
     private var exitWaiters: [CheckedContinuation<Void, Never>] = []
 
     private var context: UnsafeMutablePointer<redisContext>?
-    private var scripts: [String] = []
+    private var scripts: [String] = [] {
+        didSet { scriptSHAs = scripts.map { Data($0.utf8) } }
+    }
+    /// ``scripts`` as the bytes an `EVALSHA` sends, made once per connection setup rather than per command.
+    private var scriptSHAs: [Data] = []
     private var scriptsStale = false
     private var probeAt: ContinuousClock.Instant?
     private var probeDelay: Duration
@@ -264,7 +268,7 @@ final class RedisConnection: @unchecked Sendable {
         for command in batch {
             var arguments = command.arguments
             if let script = command.script {
-                arguments = [Data("EVALSHA".utf8), Data(scripts[script.rawValue].utf8)] + arguments
+                arguments = [Self.evalSHA, scriptSHAs[script.rawValue]] + arguments
             }
             guard Self.append(arguments, to: context) else { break }
             appended += 1
@@ -475,6 +479,8 @@ final class RedisConnection: @unchecked Sendable {
         }
         return text.isEmpty ? "connection lost" : text
     }
+
+    private static let evalSHA = Data("EVALSHA".utf8)
 
     private static let closedError = RedisStore.Error(.shutDown, "the store was shut down")
 

@@ -52,6 +52,12 @@ public final class RedisStore: ResponseStore {
     private let isShutDown = Locked(false)
     private let entryPrefix: String
     private let entryPrefixData: Data
+    /// Entries decoded from the values Redis returned, with those exact bytes: a value read again byte for byte is
+    /// not decoded again (see `DecodedEntries`).
+    private let decoded = Locked(DecodedEntries(budget: RedisStore.decodedBudget))
+
+    /// The memory the decoded entries kept for repeated reads may take: 4 MiB.
+    static let decodedBudget = 4 << 20
 
     /// Creates a store. It connects lazily, on the first command, and reconnects by itself.
     ///
@@ -368,7 +374,7 @@ public final class RedisStore: ResponseStore {
             defer { index += 2 }
             guard case .string(let identifierBytes) = items[index] else { continue }
             let identifier = String(decoding: identifierBytes, as: UTF8.self)
-            guard case .string(let value) = items[index + 1], let entry = try? EntryCodec.decode(value),
+            guard case .string(let value) = items[index + 1], let entry = decode(value, identifier: identifier),
                 entry.key.primary == primaryKey
             else {
                 corrupt.append(identifier)
@@ -378,6 +384,15 @@ public final class RedisStore: ResponseStore {
         }
         for identifier in corrupt { dropCorrupt(identifier, primaryKey: primaryKey) }
         return entries
+    }
+
+    /// The entry in a value read for `identifier`: the one kept from an earlier read of exactly these bytes, or the
+    /// value decoded (and kept); `nil` when it does not decode.
+    private func decode(_ value: Data, identifier: String) -> CachedEntry? {
+        if let kept = decoded.withLock({ $0[identifier] }), kept.bytes == value { return kept.entry }
+        guard let entry = try? EntryCodec.decode(value) else { return nil }
+        decoded.withLock { $0.insert(Decoded(bytes: value, entry: entry), for: identifier) }
+        return entry
     }
 
     /// Deletes a value that is not an entry of this resource and emits `cache.error` (`reason=corrupt_entry`).

@@ -23,6 +23,17 @@ import Testing
 
     @Test func theFirstOccurrenceWins() {
         #expect(CacheControl("max-age=10, max-age=99").maxAge == .value(10))
+        // Each delta-seconds directive keeps its own first occurrence, whatever else is repeated around it.
+        let control = CacheControl(
+            "min-fresh=1, max-stale=2, x-unknown=1, stale-while-revalidate=3, stale-if-error=4, max-age=5, "
+                + "x-unknown=2, min-fresh=6, max-stale, stale-while-revalidate=7, stale-if-error=8, max-age=9, NO-STORE, no-store"
+        )
+        #expect(control.minFresh == .value(1))
+        #expect(control.maxStale == .value(2))
+        #expect(control.staleWhileRevalidate == .value(3))
+        #expect(control.staleIfError == .value(4))
+        #expect(control.maxAge == .value(5))
+        #expect(control.noStore)
     }
 
     @Test func invalidDeltaSecondsAreKeptAsInvalid() {

@@ -41,6 +41,85 @@ import FoundationNetworking
         #expect(fast == 8)
     }
 
+    /// The one-pass byte check answers as the substring version it replaced (kept here as the reference), on the
+    /// samples above and on random texts built from the characters that matter to it.
+    @Test func theBytewiseNormalFormCheckAgreesWithTheSubstringOne() throws {
+        let samples = [
+            "http://127.0.0.1:8080/plain/data.json", "https://example.com/a/b?x=1&y=%20z", "http://example.com:80/a",
+            "https://example.com:443/", "http://Example.com/a", "http://example.com", "http://example.com/a#f",
+            "http://u:p@example.com/a", "http://example.com:08080/a", "http://localhost:65535/x?q=a+b;c=d",
+            "http://a-b.c-d.e/x~y_z", "http://[::1]:8080/a", "http://example.com/a/./b",
+            "http://xn--bcher-kva.example/a",
+            "http://-a.com/", "http://a-.com/", "http://example.com:/a", "http://1.2.3.4:99999/a", "http://a..b/",
+            "http:///a", "http://a.com:8080", "http://a.com:65536/", "http://a.com:1:2/", "http://.a/", "https://h/é",
+            "http://a.com/x/.y", "http://a.com/.", "http://h:123456/",
+        ]
+        for sample in samples {
+            #expect(CacheKey.isNormalized(sample) == Self.referenceIsNormalized(sample), "\(sample)")
+        }
+        let pieces = [
+            "http://", "https://", "a", "z", "0", "9", "-", ".", ":", "/", "?", "#", "@", "%", "A", "xn--", "80", "443",
+            "0", "65535", "~", "[", " ", "é",
+        ]
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<4_000 {
+            var text = Bool.random(using: &random) ? "http://" : "https://"
+            for _ in 0..<Int.random(in: 0..<12, using: &random) {
+                text += pieces[Int.random(in: 0..<pieces.count, using: &random)]
+            }
+            #expect(CacheKey.isNormalized(text) == Self.referenceIsNormalized(text), "\(text)")
+        }
+    }
+
+    /// The check as it was before it became one pass over the bytes.
+    static func referenceIsNormalized(_ text: String) -> Bool {
+        func isLowercaseLetterOrDigit(_ byte: UInt8) -> Bool {
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+        }
+        func isPlainURLCharacter(_ byte: UInt8) -> Bool {
+            if isLowercaseLetterOrDigit(byte) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) {
+                return true
+            }
+            return "-.!$&'()*+,;=:/?%@_~".utf8.contains(byte)
+        }
+        var bytes = Substring(text).utf8[...]
+        let isHTTPS: Bool
+        if bytes.starts(with: "http://".utf8) {
+            isHTTPS = false
+            bytes = bytes.dropFirst(7)
+        } else if bytes.starts(with: "https://".utf8) {
+            isHTTPS = true
+            bytes = bytes.dropFirst(8)
+        } else {
+            return false
+        }
+        guard let slash = bytes.firstIndex(of: UInt8(ascii: "/")) else { return false }
+        let authority = bytes[..<slash]
+        let hostEnd = authority.firstIndex(of: UInt8(ascii: ":")) ?? authority.endIndex
+        let host = authority[..<hostEnd]
+        for label in host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
+            guard let first = label.first, let last = label.last, first != UInt8(ascii: "-"), last != UInt8(ascii: "-"),
+                !label.starts(with: "xn--".utf8),
+                label.allSatisfy({ isLowercaseLetterOrDigit($0) || $0 == UInt8(ascii: "-") })
+            else { return false }
+        }
+        if hostEnd != authority.endIndex {
+            let digits = authority[authority.index(after: hostEnd)...]
+            guard let first = digits.first, first != UInt8(ascii: "0"), digits.count <= 5,
+                digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                let port = Int(String(decoding: digits, as: UTF8.self)), port <= 65_535, port != (isHTTPS ? 443 : 80)
+            else { return false }
+        }
+        guard bytes[slash...].allSatisfy(isPlainURLCharacter) else { return false }
+        var previous: UInt8 = 0
+        for byte in text.utf8 {
+            if previous == UInt8(ascii: "/") && byte == UInt8(ascii: ".") { return false }
+            previous = byte
+        }
+        return true
+    }
+
     @Test func urlsAreNormalised() throws {
         let key = try #require(CacheKey(request: try request("HTTP://Example.COM:80?b=2&a=1#frag")))
         #expect(key.url == "http://example.com/?b=2&a=1")

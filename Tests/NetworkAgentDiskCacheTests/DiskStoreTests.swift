@@ -167,6 +167,56 @@ import Testing
         #expect(store.usage.entryCount == 0)
     }
 
+    @Test func aBodyDamagedAfterItWasReadAndKeptDecodedIsStillCaught() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try DiskStore(directory: directory.url)
+        let entry = EntryFactory.entry("/read-then-damaged", body: Data("payload".utf8))
+        try await store.store(entry)
+        #expect(try await store.entry(for: entry.key) == entry)
+        #expect(store.decodedEntryCount == 1)
+        let file = directory.url.appendingPathComponent("entries").appendingPathComponent(entry.key.identifier)
+        var bytes = try Data(contentsOf: file)
+        bytes[bytes.count - 6] ^= 0x01
+        try bytes.write(to: file)
+        let error = await #expect(throws: DiskCachePlugin.Error.self) { try await store.entry(for: entry.key) }
+        #expect(error?.code == .corruptEntry)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+        #expect(store.decodedEntryCount == 0)
+    }
+
+    @Test func aFileReplacedBehindTheStoreIsDecodedAgain() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try DiskStore(directory: directory.url)
+        let first = EntryFactory.entry("/replaced", body: Data("first".utf8))
+        try await store.store(first)
+        #expect(try await store.entry(for: first.key) == first)
+        // Another valid entry of the same key and length, written over the file as something else would.
+        let second = EntryFactory.entry("/replaced", body: Data("other".utf8))
+        let file = directory.url.appendingPathComponent("entries").appendingPathComponent(first.key.identifier)
+        try EntryCodec.encode(second).write(to: file)
+        #expect(try await store.entry(for: first.key) == second)
+        try FileManager.default.removeItem(at: file)
+        #expect(try await store.entry(for: first.key) == nil)
+        #expect(store.usage.entryCount == 0)
+    }
+
+    @Test func theKeptDecodedEntriesStayWithinTheirBudget() {
+        let entry = EntryFactory.entry("/kept", body: Data(count: 100))
+        let bytes = EntryCodec.encode(entry)
+        var kept = DecodedEntries(budget: (2 * bytes.count + 256) * 8)
+        for number in 0..<20 {
+            kept.insert(Decoded(bytes: bytes, entry: entry), for: "\(number)")
+            #expect(kept.count <= 8 && kept["\(number)"] != nil)
+        }
+        #expect(kept.count == 4)
+        kept.insert(Decoded(bytes: bytes + Data(count: 2 * bytes.count), entry: entry), for: "large")
+        #expect(kept["large"] == nil)
+        kept.remove("19")
+        #expect(kept["19"] == nil && kept.count == 3)
+    }
+
     @Test func theLockIsReleasedWithTheStore() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

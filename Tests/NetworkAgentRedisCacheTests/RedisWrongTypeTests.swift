@@ -59,6 +59,34 @@ struct RedisWrongTypeTests {
         #expect(await store.rawCommand([Data("TYPE".utf8), Data(name.utf8)]) == .status(expected))
     }
 
+    /// The read script itself (not the write after it) answers nothing for wrong-typed keys, without an error, and
+    /// removes them: a variant set that is not a set, and an entry that is not a string (taken out of its set too).
+    @Test func theReadRepairsWrongTypedKeysByItself() async throws {
+        let store = try RedisTestServer.makeStore()
+        let prefix = store.configuration.keyPrefix
+        let setPrimary = "GET http://wrongtype.test/set"
+        let setName = prefix + ":v:" + setPrimary
+        _ = await store.rawCommand(["RPUSH", setName, "x"].map { Data($0.utf8) })
+        #expect(try await store.variants(forPrimaryKey: setPrimary).isEmpty)
+        #expect(await store.rawCommand([Data("EXISTS".utf8), Data(setName.utf8)]) == .integer(0))
+
+        let key = CacheKey(
+            method: "GET",
+            url: "http://wrongtype.test/entry",
+            credential: "",
+            varyNames: [],
+            variant: ""
+        )
+        let entryName = store.redisKey(for: key)
+        let entrySet = prefix + ":v:" + key.primary
+        _ = await store.rawCommand(["HSET", entryName, "field", "value"].map { Data($0.utf8) })
+        _ = await store.rawCommand(["SADD", entrySet, key.identifier, "gone"].map { Data($0.utf8) })
+        #expect(try await store.variants(forPrimaryKey: key.primary).isEmpty)
+        #expect(await store.rawCommand([Data("EXISTS".utf8), Data(entryName.utf8)]) == .integer(0))
+        #expect(await store.rawCommand([Data("EXISTS".utf8), Data(entrySet.utf8)]) == .integer(0))
+        await store.cleanUp()
+    }
+
     @Test func anUnsafeRequestInvalidatesThroughAWrongTypedURLSet() async throws {
         let store = try RedisTestServer.makeStore()
         let url = "http://wrongtype.test/a"
