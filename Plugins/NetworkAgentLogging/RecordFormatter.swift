@@ -13,32 +13,17 @@ struct RecordFormatter: Sendable {
     let renderer: BodyRenderer
     /// The request's URL as shown, redacted once for every record of the exchange.
     let url: String
-    /// The request's method, read once.
-    private let method: String
-    /// The metadata every record of the call starts from (`call_id`, `method`, `url`), made once per call with room
-    /// for a response record's entries: a record copies it instead of hashing the three keys again.
-    private let commonMetadata: [String: String]
-
-    /// The room `commonMetadata` has: its three entries and a response record's four.
-    private static let metadataCapacity = 7
 
     init(level: LogLevel, callID: Int, request: URLRequest, renderer: BodyRenderer) {
         self.level = level
         self.callID = callID
         self.request = request
         self.renderer = renderer
-        let url = renderer.policy.redactedString(for: request.url)
-        let method = request.httpMethod ?? "GET"
-        self.url = url
-        self.method = method
-        var metadata = [String: String](minimumCapacity: Self.metadataCapacity)
-        metadata["call_id"] = String(callID)
-        metadata["method"] = method
-        metadata["url"] = url
-        self.commonMetadata = metadata
+        self.url = renderer.policy.redactedString(for: request.url)
     }
 
     private var policy: RedactionPolicy { renderer.policy }
+    private var method: String { request.httpMethod ?? "GET" }
 
     /// The URL of a response as shown: the request's, already redacted, unless the response came from elsewhere.
     func shownURL(of response: URLResponse?) -> String {
@@ -53,8 +38,10 @@ struct RecordFormatter: Sendable {
     /// The call's metadata (`call_id`, `method`, `url`), with room for `extra` more entries (so that adding them
     /// does not grow the dictionary again).
     private func metadata(extra: Int) -> [String: String] {
-        var metadata = commonMetadata
-        if 3 + extra > Self.metadataCapacity { metadata.reserveCapacity(3 + extra) }
+        var metadata = [String: String](minimumCapacity: 3 + extra)
+        metadata["call_id"] = String(callID)
+        metadata["method"] = method
+        metadata["url"] = url
         return metadata
     }
 
