@@ -110,13 +110,10 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
         switch self {
         case .bearer(let token):
             guard let carried = request.headerField("Authorization") else { return false }
-            // The token refresher asks on every request: ASCII text is compared on its bytes (as `==` compares it)
-            // without building the expected value.
-            let ascii = carried.utf8.allSatisfy { $0 < 0x80 } && token.utf8.allSatisfy { $0 < 0x80 }
-            guard ascii else { return (try? authorizationValue()).map { carried == $0 } ?? false }
-            let prefix = "Bearer ".utf8
-            return carried.utf8.count == prefix.count + token.utf8.count && carried.utf8.starts(with: prefix)
-                && carried.utf8.dropFirst(prefix.count).elementsEqual(token.utf8) && !Self.hasControlCharacters(token)
+            // The token refresher asks on every request: the bytes decide unless they differ and one of the two
+            // texts is not ASCII (then `==`, which compares canonical equivalents as equal, decides).
+            if let same = Self.isBearerValue(carried, of: token) { return same }
+            return (try? authorizationValue()).map { carried == $0 } ?? false
         case .basic:
             guard let expected = try? authorizationValue() else { return false }
             return request.headerField("Authorization") == expected
@@ -197,9 +194,42 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
         }
     }
 
-    /// Whether `value` has a control character other than horizontal tab, which a header value may not carry.
+    /// Whether `value` has a control character (below U+0020 other than the tab, or U+007F), read on its UTF-8
+    /// bytes: every byte of a scalar from U+0080 up is 0x80 or more, so a byte below 0x80 is a whole ASCII scalar.
     private static func hasControlCharacters(_ value: String) -> Bool {
-        value.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7f }
+        value.utf8.withContiguousStorageIfAvailable(hasControlBytes) ?? value.utf8.contains(where: isControlByte)
+    }
+
+    private static func isControlByte(_ byte: UInt8) -> Bool { (byte < 0x20 && byte != 0x09) || byte == 0x7f }
+
+    private static func hasControlBytes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.contains(where: isControlByte)
+    }
+
+    /// Whether `carried` is `Bearer <token>` and the token may be sent, as `carried == "Bearer " + token` (with the
+    /// token's control-character check) answers; `nil` when the bytes differ and either text is not ASCII, where
+    /// only `==` can tell (it compares canonically equivalent texts as equal).
+    private static func isBearerValue(_ carried: String, of token: String) -> Bool? {
+        let answer = carried.utf8.withContiguousStorageIfAvailable { carried in
+            token.utf8.withContiguousStorageIfAvailable { token in isBearerValue(carried, of: token) } ?? nil
+        }
+        return answer ?? nil
+    }
+
+    private static func isBearerValue(
+        _ carried: UnsafeBufferPointer<UInt8>,
+        of token: UnsafeBufferPointer<UInt8>
+    )
+        -> Bool?
+    {
+        let prefix = "Bearer ".utf8
+        if carried.count == prefix.count + token.count, carried.prefix(prefix.count).elementsEqual(prefix),
+            UnsafeBufferPointer(rebasing: carried.dropFirst(prefix.count)).elementsEqual(token)
+        {
+            return !hasControlBytes(token)
+        }
+        let ascii = carried.allSatisfy { $0 < 0x80 } && token.allSatisfy { $0 < 0x80 }
+        return ascii ? false : nil
     }
 
     /// RFC 9110 §5.6.2 `tchar`.

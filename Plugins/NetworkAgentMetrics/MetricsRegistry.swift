@@ -17,8 +17,8 @@ import NetworkAgent
 public final class MetricsRegistry: MetricsHandler {
     /// The buckets, window and limits in use.
     public let configuration: MetricsConfiguration
+    /// Every series and the in-flight count under one lock: a finished request takes it once.
     private let state = Locked(MetricsState())
-    private let inFlightCount = Locked(0)
 
     /// Creates an empty registry.
     ///
@@ -28,7 +28,7 @@ public final class MetricsRegistry: MetricsHandler {
     }
 
     /// The number of requests inside the exchange right now.
-    public var inFlight: Int { inFlightCount.withLock { $0 } }
+    public var inFlight: Int { state.withLock { $0.inFlight } }
 
     /// Records one observation.
     ///
@@ -36,9 +36,8 @@ public final class MetricsRegistry: MetricsHandler {
     public func handle(_ observation: MetricsObservation) {
         switch observation {
         case .requestStarted:
-            inFlightCount.withLock { $0 += 1 }
+            state.withLock { $0.inFlight += 1 }
         case .requestFinished(let measurement):
-            inFlightCount.withLock { $0 -= 1 }
             recordRequest(measurement)
         case .attemptFinished(let measurement):
             recordAttempt(measurement)
@@ -91,6 +90,7 @@ public final class MetricsRegistry: MetricsHandler {
             }
             defer { buffer.prefix(phaseCount).deinitialize() }
             state.withLock { state in
+                state.inFlight -= 1
                 state.requests.add(1, to: key, limit: configuration.maximumSeriesPerMetric)
                 observe(duration, in: &state.requestDuration, route: route)
                 if let sent { observe(sent, in: &state.requestBodyBytes, route: route) }
@@ -184,7 +184,11 @@ public final class MetricsRegistry: MetricsHandler {
 
     /// Forgets every observation. The in-flight gauge keeps counting the requests still running.
     public func reset() {
-        state.withLock { $0 = MetricsState() }
+        state.withLock { state in
+            var empty = MetricsState()
+            empty.inFlight = state.inFlight
+            state = empty
+        }
     }
 
     /// A consistent copy of every metric, with the latency quantiles worked out.
@@ -194,7 +198,7 @@ public final class MetricsRegistry: MetricsHandler {
     /// - Returns: The snapshot; encode it with `JSONEncoder` for the JSON export.
     public func snapshot() -> MetricsSnapshot {
         let state = state.withLock { $0 }
-        return MetricsSnapshotBuilder(configuration: configuration).build(state, inFlight: inFlight)
+        return MetricsSnapshotBuilder(configuration: configuration).build(state, inFlight: state.inFlight)
     }
 
     /// The metrics in the Prometheus text exposition format 0.0.4 (`text/plain; version=0.0.4`).

@@ -13,17 +13,37 @@ protocol SeriesKey: Hashable, Sendable {
 let overflowLabel = "overflow"
 
 struct RouteKey: SeriesKey {
-    var route: String
-    var method: String
+    let route: String
+    let method: String
+    /// The hash of `route` and `method`, worked out once: a finished request files the same key in five series
+    /// (duration, both body sizes, the transfer phases, the quantile window), and each look-up hashed both strings
+    /// again.
+    private let labelsHash: Int
 
     init(_ labels: MetricsLabels) {
-        route = labels.route
-        method = labels.method
+        self.init(route: labels.route, method: labels.method)
     }
 
     init(route: String, method: String) {
         self.route = route
         self.method = method
+        self.labelsHash = Self.hash(route: route, method: method)
+    }
+
+    /// The hash a key of `route` and `method` is filed under (the hash the synthesised `Hashable` would feed).
+    static func hash(route: String, method: String) -> Int {
+        var hasher = Hasher()
+        hasher.combine(route)
+        hasher.combine(method)
+        return hasher.finalize()
+    }
+
+    static func == (lhs: RouteKey, rhs: RouteKey) -> Bool {
+        lhs.labelsHash == rhs.labelsHash && lhs.route == rhs.route && lhs.method == rhs.method
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(labelsHash)
     }
 
     static let overflow = RouteKey(route: overflowLabel, method: overflowLabel)
@@ -223,4 +243,6 @@ struct MetricsState: Sendable {
     var circuitTransitions = CounterSeries<CircuitTransitionKey>()
     var windows: [RouteKey: Window] = [:]
     var overallWindow = Window()
+    /// The requests inside the exchange (``MetricsRegistry/inFlight``); kept by ``MetricsRegistry/reset()``.
+    var inFlight = 0
 }

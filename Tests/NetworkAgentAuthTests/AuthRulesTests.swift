@@ -173,10 +173,14 @@ import FoundationNetworking
     /// A request carries a bearer credential when its `Authorization` is exactly `Bearer <token>` (as `==` compares
     /// strings) and the token could be sent; the refresher asks on every request.
     @Test func bearerIsCarriedByItsExactValue() throws {
-        let tokens = ["t", "test-token", "ñ-token", "e\u{301}", "bad\n", ""]
+        let long = String(repeating: "eyJhbGciOiJIUzI1NiJ9.", count: 40)
+        let tokens = [
+            "t", "test-token", "ñ-token", "e\u{301}", "\u{e9}", "bad\n", "tab\tok", "del\u{7f}", "nel\u{85}", "", long,
+        ]
         let values: [String?] = [
             nil, "Bearer t", "Bearer test-token", "bearer test-token", "Bearer test-tokenx", "Bearer ñ-token",
-            "Bearer \u{e9}", "Bearer bad\n", "Bearer ", "Bearer", "Basic dDp0",
+            "Bearer \u{e9}", "Bearer e\u{301}", "Bearer bad\n", "Bearer tab\tok", "Bearer del\u{7f}",
+            "Bearer nel\u{85}", "Bearer ", "Bearer", "Basic dDp0", "Bearer " + long, "Bearer " + long + "x",
         ]
         let url = try #require(URL(string: "https://example.com/x"))
         for token in tokens {
@@ -187,6 +191,27 @@ import FoundationNetworking
                 let expected = sendable && value == "Bearer " + token
                 #expect(Credential.bearer(token).isCarried(by: request) == expected, "\(token) \(value ?? "nil")")
             }
+        }
+    }
+
+    /// A credential with a control character (below U+0020 other than the tab, or U+007F, as its scalars say) is
+    /// refused; the check reads the value's bytes.
+    @Test func controlCharactersAreFoundOnTheBytes() throws {
+        let values = [
+            "plain", "tab\tok", "nl\n", "cr\r", "nul\u{0}", "del\u{7f}", "nel\u{85}", "ñ", "e\u{301}", "😀", "",
+            "\u{1f}x", String(repeating: "a", count: 1_000) + "\u{7f}",
+        ]
+        let request = URLRequest(url: try #require(URL(string: "https://example.com/x")))
+        for value in values {
+            let control = value.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7f }
+            #expect(
+                ((try? Credential.bearer(value).authorizing(request)) == nil) == control,
+                "\(value.debugDescription)"
+            )
+            #expect(
+                ((try? Credential.header(name: "X-Key", value: value).authorizing(request)) == nil) == control,
+                "\(value.debugDescription)"
+            )
         }
     }
 }

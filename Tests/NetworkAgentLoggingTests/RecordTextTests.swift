@@ -4,6 +4,10 @@ import Testing
 
 @testable import NetworkAgentLogging
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The logging plugin's shortcuts for text it writes into every record (issue 29) give exactly what the long way
 /// gives.
 @Suite struct RecordTextTests {
@@ -63,5 +67,37 @@ import Testing
                 #expect(RedactionPolicy.schemeSeparator(in: slice) == slice.range(of: "://"), "\(text)")
             }
         }
+    }
+    /// Every record starts from the call's metadata made once per call: each kind of record has exactly the entries
+    /// it had when it built its own (the call's three, then its own; an event with more attributes than the shared
+    /// room, and a POST, included).
+    @Test func recordsKeepTheirMetadataWhenTheyCopyTheCallsEntries() throws {
+        var request = URLRequest(url: try #require(URL(string: "https://example.com/a?token=s3cret")))
+        request.httpMethod = "POST"
+        request.httpBody = Data("hello".utf8)
+        let formatter = RecordFormatter(
+            level: .basic,
+            callID: 42,
+            request: request,
+            renderer: BodyRenderer(policy: RedactionPolicy(), limit: nil, prettyPrintsJSON: false)
+        )
+        let common = ["call_id": "42", "method": "POST", "url": formatter.url]
+        #expect(formatter.url.contains("s3cret") == false)
+        #expect(formatter.requestRecord().metadata == common.merging(["request_bytes": "5"]) { $1 })
+        let url = try #require(request.url)
+        let response = try #require(HTTPURLResponse(url: url, statusCode: 201, httpVersion: nil, headerFields: [:]))
+        #expect(
+            formatter.responseRecord(response, data: Data(count: 3), duration: .milliseconds(2)).metadata
+                == common.merging(["status": "201", "duration_ms": "2.0", "response_bytes": "3"]) { $1 }
+        )
+        let attributes = (0..<9).reduce(into: [String: String]()) { $0["k\($1)"] = "v\($1)" }
+        let event = NetworkAgentEvent(source: "test", name: "many", attributes: attributes)
+        var expected = common
+        expected["event"] = "test.many"
+        for (key, value) in attributes { expected["event." + key] = value }
+        #expect(formatter.eventRecord(event).metadata == expected)
+        #expect(formatter.curlRecord().metadata == common)
+        let failure = formatter.failureRecord(NetworkAgentError(.timedOut, "late"), duration: .milliseconds(1))
+        #expect(failure.metadata == common.merging(["duration_ms": "1.0", "error": "timed_out"]) { $1 })
     }
 }
