@@ -14,7 +14,8 @@ import FoundationNetworking
 /// a stored response that is fresh for them answers them (``CacheStatus/hit``, event `hit` with `coalesced=true`).
 /// They fetch for themselves (event `miss` with `coalesced=<why>`) when the leader's response was not stored under
 /// their key (`no-store`, a status or size the cache does not keep, a `Vary` they do not match, a redirect),
-/// when it failed, or when the bound passed. A cancelled leader hands over to one of its waiters.
+/// when it failed, or when the bound passed. A cancelled leader hands over to one of its waiters; a waiter that
+/// joins again only after that one's fetch ended looks in the store before it fetches.
 extension DiskCacheExchange {
     /// Fetches a response nothing stored answers, collapsing concurrent misses of its primary key into one fetch.
     ///
