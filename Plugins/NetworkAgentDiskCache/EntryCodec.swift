@@ -62,8 +62,8 @@ package enum EntryCodec {
         // The section lengths are known before a byte is written, so the entry is written once, in order, into a
         // buffer of exactly its size: no section is built apart and copied, and nothing grows.
         let keyLength =
-            [key.method, key.url, key.credential, key.variant].reduce(0) { $0 + 4 + $1.utf8.count } + 4
-            + key.varyNames.reduce(0) { $0 + 4 + $1.utf8.count }
+            16 + key.method.utf8.count + key.url.utf8.count + key.credential.utf8.count + key.variant.utf8.count
+            + 4 + key.varyNames.reduce(0) { $0 + 4 + $1.utf8.count }
         let metadataLength =
             4 + 8 + 8 + 4 + responseURL.utf8.count + 4
             + headers.reduce(0) { $0 + 8 + $1.key.utf8.count + $1.value.utf8.count }
@@ -77,7 +77,10 @@ package enum EntryCodec {
         writer.integer(UInt64(metadataLength), bytes: 4)
         writer.integer(UInt64(entry.body.count), bytes: 8)
         writer.integer(0, bytes: 4)  // the key checksum, once the key is written
-        for text in [key.method, key.url, key.credential, key.variant] { writer.string(text) }
+        writer.string(key.method)
+        writer.string(key.url)
+        writer.string(key.credential)
+        writer.string(key.variant)
         writer.list(key.varyNames) { $0.string($1) }
         writer.integer(UInt64(UInt32(clamping: entry.statusCode)), bytes: 4)
         writer.integer(entry.requestDate.timeIntervalSince1970.bitPattern, bytes: 8)
