@@ -16,8 +16,8 @@ struct CacheIndex<Value> {
     private(set) var nodes: [String: Node] = [:]
     private var newest: String?
     private var oldest: String?
-    private var byPrimary: [String: Set<String>] = [:]
-    private var byURL: [String: Set<String>] = [:]
+    private var byPrimary: [String: IDs] = [:]
+    private var byURL: [String: IDs] = [:]
     private var nextGeneration: UInt64 = 1
     /// The sum of the sizes of all entries.
     private(set) var totalBytes = 0
@@ -45,8 +45,8 @@ struct CacheIndex<Value> {
         if let newest { nodes[newest]?.newer = id }
         newest = id
         if oldest == nil { oldest = id }
-        byPrimary[key.primary, default: []].insert(id)
-        byURL[key.url, default: []].insert(id)
+        byPrimary[key.primary, default: IDs()].insert(id)
+        byURL[key.url, default: IDs()].insert(id)
         totalBytes += bytes
         return generation
     }
@@ -71,8 +71,9 @@ struct CacheIndex<Value> {
         unlink(id: id, node: node)
         nodes[id] = nil
         totalBytes -= node.bytes
-        byPrimary[node.key.primary]?.remove(id)
-        if byPrimary[node.key.primary]?.isEmpty == true { byPrimary[node.key.primary] = nil }
+        let primary = node.key.primary
+        byPrimary[primary]?.remove(id)
+        if byPrimary[primary]?.isEmpty == true { byPrimary[primary] = nil }
         byURL[node.key.url]?.remove(id)
         if byURL[node.key.url]?.isEmpty == true { byURL[node.key.url] = nil }
         return node
@@ -82,10 +83,10 @@ struct CacheIndex<Value> {
     var oldestID: String? { oldest }
 
     /// The identifiers of every variant filed under a primary key.
-    func ids(primary: String) -> Set<String> { byPrimary[primary] ?? [] }
+    func ids(primary: String) -> IDs { byPrimary[primary] ?? IDs() }
 
     /// The identifiers of every entry for a normalised URL, whatever the method, user or variant.
-    func ids(url: String) -> Set<String> { byURL[url] ?? [] }
+    func ids(url: String) -> IDs { byURL[url] ?? IDs() }
 
     /// Every identifier, least recently used first (O(n), for tests and diagnostics).
     var idsFromOldest: [String] {
@@ -101,5 +102,76 @@ struct CacheIndex<Value> {
     private mutating func unlink(id: String, node: Node) {
         if let newer = node.newer { nodes[newer]?.older = node.older } else { newest = node.older }
         if let older = node.older { nodes[older]?.newer = node.newer } else { oldest = node.newer }
+    }
+}
+
+/// The identifiers filed under one primary key or URL. Nearly always one: a resource's variants and a URL's
+/// methods and users are few, so a single identifier is kept as it is, without a set of its own (an allocation
+/// per stored entry and per secondary lookup table).
+struct IDs: Sequence {
+    private enum Storage {
+        case one(String)
+        case many(Set<String>)
+    }
+
+    private var storage: Storage?
+
+    init() {}
+
+    var count: Int {
+        switch storage {
+        case nil: 0
+        case .one: 1
+        case .many(let ids): ids.count
+        }
+    }
+
+    var isEmpty: Bool { storage == nil }
+
+    mutating func insert(_ id: String) {
+        switch storage {
+        case nil: storage = .one(id)
+        case .one(let existing): storage = existing == id ? .one(id) : .many([existing, id])
+        case .many(var ids):
+            storage = nil  // the set's only reference while it is changed
+            ids.insert(id)
+            storage = .many(ids)
+        }
+    }
+
+    mutating func remove(_ id: String) {
+        switch storage {
+        case nil: break
+        case .one(let existing): if existing == id { storage = nil }
+        case .many(var ids):
+            storage = nil
+            ids.remove(id)
+            if ids.count == 1, let last = ids.first {
+                storage = .one(last)
+            } else if !ids.isEmpty {
+                storage = .many(ids)
+            }
+        }
+    }
+
+    struct Iterator: IteratorProtocol {
+        fileprivate var single: String?
+        fileprivate var rest: Set<String>.Iterator?
+
+        mutating func next() -> String? {
+            if let id = single {
+                single = nil
+                return id
+            }
+            return rest?.next()
+        }
+    }
+
+    func makeIterator() -> Iterator {
+        switch storage {
+        case nil: Iterator(single: nil, rest: nil)
+        case .one(let id): Iterator(single: id, rest: nil)
+        case .many(let ids): Iterator(single: nil, rest: ids.makeIterator())
+        }
     }
 }

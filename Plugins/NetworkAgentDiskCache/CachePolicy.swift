@@ -363,13 +363,15 @@ struct CachePolicy: Sendable {
         return merged
     }
 
-    /// Header fields as they are stored: without hop-by-hop fields and without those named by `Connection`.
-    static func storableHeaders(_ headers: [String: String], excluding extra: Set<String>) -> [String: String] {
+    /// Header fields as they are stored: without hop-by-hop fields, those named by `Connection` and the field
+    /// named `excluded` (the cache's status field), names compared without ASCII case.
+    static func storableHeaders(_ headers: [String: String], excluding excluded: String?) -> [String: String] {
         let connection = headers.first { $0.key.equalsIgnoringASCIICase("Connection") }?.value ?? ""
         let named = Set(connection.split(separator: ",").map { $0.trimmingWhitespace().lowercased() })
         return headers.filter { name, _ in
+            if let excluded, name.equalsIgnoringASCIICase(excluded) { return false }
             let lowered = name.lowercased()
-            return !unstorableHeaders.contains(lowered) && !named.contains(lowered) && !extra.contains(lowered)
+            return !unstorableHeaders.contains(lowered) && !named.contains(lowered)
         }
     }
 

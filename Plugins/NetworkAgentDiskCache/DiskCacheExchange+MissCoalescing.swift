@@ -14,7 +14,8 @@ import FoundationNetworking
 /// a stored response that is fresh for them answers them (``CacheStatus/hit``, event `hit` with `coalesced=true`).
 /// They fetch for themselves (event `miss` with `coalesced=<why>`) when the leader's response was not stored under
 /// their key (`no-store`, a status or size the cache does not keep, a `Vary` they do not match, a redirect),
-/// when it failed, or when the bound passed. A cancelled leader hands over to one of its waiters.
+/// when it failed, or when the bound passed. A cancelled leader hands over to one of its waiters; a waiter that
+/// joins again only after that one's fetch ended looks in the store before it fetches.
 extension DiskCacheExchange {
     /// Fetches a response nothing stored answers, collapsing concurrent misses of its primary key into one fetch.
     ///
@@ -29,11 +30,20 @@ extension DiskCacheExchange {
         let primary = key.primary
         let clock = ContinuousClock()
         let deadline = clock.now + limit
+        // Whether a flight this request waited for was abandoned: then another waiter may have fetched and stored
+        // the response, and ended its own flight, before this one got to join again.
+        var handedOver = false
         while true {
             switch plugin.state.joinMiss(primary, mayLead: mayFetchForOthers) {
             case .alone:
                 return try await fetchMiss(reason: reason)
             case .leader(let flight):
+                // A waiter woken late by an abandoned flight finds no flight left when the waiter that took over
+                // has already stored the response: it looks in the store before fetching again.
+                if handedOver, let answer = await collapsedAnswer(key).answer {
+                    plugin.state.finishMiss(primary, flight: flight, outcome: .answered)
+                    return answer
+                }
                 return try await lead(flight, key: key, reason: reason, until: deadline)
             case .waiter(let flight):
                 guard mayWaitForOthers else { return try await fetchMiss(reason: reason) }
@@ -48,6 +58,7 @@ extension DiskCacheExchange {
                     return try await fetchMiss(reason: reason, coalesced: "not_usable")
                 case .abandoned:
                     // The leader's caller went away: the next request to join fetches for the rest.
+                    handedOver = true
                     continue
                 case .failed:
                     return try await fetchMiss(reason: reason, coalesced: "leader_failed")

@@ -247,12 +247,11 @@ struct DiskCacheExchange: Sendable {
         let headers = headers ?? Self.headerFields(of: response)
         guard let (key, url) = storageKey(for: response, redirected: redirected, varyNames: varyNames) else { return }
         if redirected && replaces { await removeAllVariants(of: request) }
-        let excluded = Set([plugin.configuration.statusHeader?.lowercased()].compactMap { $0 })
         let entry = CachedEntry(
             key: key,
             responseURL: url,
             statusCode: response.statusCode,
-            headers: CachePolicy.storableHeaders(headers, excluding: excluded),
+            headers: CachePolicy.storableHeaders(headers, excluding: plugin.configuration.statusHeader),
             body: method == "HEAD" ? Data() : data,
             requestDate: requestDate,
             responseDate: responseDate

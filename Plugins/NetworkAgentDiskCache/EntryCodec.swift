@@ -56,39 +56,52 @@ package enum EntryCodec {
 
     /// Encodes an entry.
     package static func encode(_ entry: CachedEntry) -> Data {
-        var key = Writer()
-        for text in [entry.key.method, entry.key.url, entry.key.credential, entry.key.variant] { key.string(text) }
-        key.list(entry.key.varyNames) { $0.string($1) }
-        var metadata = Writer()
-        metadata.integer(UInt64(UInt32(clamping: entry.statusCode)), bytes: 4)
-        metadata.integer(entry.requestDate.timeIntervalSince1970.bitPattern, bytes: 8)
-        metadata.integer(entry.responseDate.timeIntervalSince1970.bitPattern, bytes: 8)
-        metadata.string(entry.responseURL.absoluteString)
-        metadata.list(entry.headers.sorted { $0.key < $1.key }) { writer, field in
+        let key = entry.key
+        let responseURL = entry.responseURL.absoluteString
+        let headers = entry.headers.sorted { $0.key < $1.key }
+        // The section lengths are known before a byte is written, so the entry is written once, in order, into a
+        // buffer of exactly its size: no section is built apart and copied, and nothing grows.
+        let keyLength =
+            16 + key.method.utf8.count + key.url.utf8.count + key.credential.utf8.count + key.variant.utf8.count
+            + 4 + key.varyNames.reduce(0) { $0 + 4 + $1.utf8.count }
+        let metadataLength =
+            4 + 8 + 8 + 4 + responseURL.utf8.count + 4
+            + headers.reduce(0) { $0 + 8 + $1.key.utf8.count + $1.value.utf8.count }
+        let bodyStart = prefixLength + keyLength + metadataLength
+        let total = bodyStart + entry.body.count + trailerLength
+        var writer = Writer()
+        writer.bytes.reserveCapacity(total)
+        writer.bytes += magic
+        writer.bytes += [version, 0, 0, 0]
+        writer.integer(UInt64(keyLength), bytes: 4)
+        writer.integer(UInt64(metadataLength), bytes: 4)
+        writer.integer(UInt64(entry.body.count), bytes: 8)
+        writer.integer(0, bytes: 4)  // the key checksum, once the key is written
+        writer.string(key.method)
+        writer.string(key.url)
+        writer.string(key.credential)
+        writer.string(key.variant)
+        writer.list(key.varyNames) { $0.string($1) }
+        writer.integer(UInt64(UInt32(clamping: entry.statusCode)), bytes: 4)
+        writer.integer(entry.requestDate.timeIntervalSince1970.bitPattern, bytes: 8)
+        writer.integer(entry.responseDate.timeIntervalSince1970.bitPattern, bytes: 8)
+        writer.string(responseURL)
+        writer.list(headers) { writer, field in
             writer.string(field.key)
             writer.string(field.value)
         }
-
-        var data = Writer()
-        data.bytes.reserveCapacity(
-            prefixLength + key.bytes.count + metadata.bytes.count + entry.body.count + trailerLength
-        )
-        data.bytes += magic
-        data.bytes += [version, 0, 0, 0]
-        data.integer(UInt64(key.bytes.count), bytes: 4)
-        data.integer(UInt64(metadata.bytes.count), bytes: 4)
-        data.integer(UInt64(entry.body.count), bytes: 8)
+        entry.body.withUnsafeBytes { writer.bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
+        assert(writer.bytes.count == bodyStart + entry.body.count, "the section lengths were computed wrongly")
         var keyCRC = CRC32()
-        data.bytes.withUnsafeBytes { keyCRC.update($0) }
-        key.bytes.withUnsafeBytes { keyCRC.update($0) }
-        data.integer(UInt64(keyCRC.value), bytes: 4)
-        data.bytes += key.bytes
-        data.bytes += metadata.bytes
-        var result = Data(data.bytes)
-        result.append(entry.body)
-        let checksum = CRC32.checksum(result)
-        for index in 0..<4 { result.append(UInt8(truncatingIfNeeded: checksum >> UInt32(8 * index))) }
-        return result
+        writer.bytes.withUnsafeBytes { bytes in
+            keyCRC.update(UnsafeRawBufferPointer(rebasing: bytes[0..<24]))
+            keyCRC.update(UnsafeRawBufferPointer(rebasing: bytes[prefixLength..<prefixLength + keyLength]))
+        }
+        writer.set(UInt64(keyCRC.value), bytes: 4, at: 24)
+        var checksum = CRC32()
+        writer.bytes.withUnsafeBytes { checksum.update($0) }
+        writer.integer(UInt64(checksum.value), bytes: 4)
+        return Data(writer.bytes)
     }
 
     /// Reads and checks the fixed prefix (the first ``prefixLength`` bytes).
@@ -195,6 +208,11 @@ package enum EntryCodec {
 
         mutating func integer(_ value: UInt64, bytes count: Int) {
             for index in 0..<count { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(8 * index))) }
+        }
+
+        /// Overwrites `count` bytes at `offset` with `value`, little-endian.
+        mutating func set(_ value: UInt64, bytes count: Int, at offset: Int) {
+            for index in 0..<count { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> UInt64(8 * index)) }
         }
 
         mutating func string(_ text: String) {
