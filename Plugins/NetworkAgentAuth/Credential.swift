@@ -58,6 +58,13 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
     ///   empty query name; and for a request without URL when the credential goes in the query.
     public func authorizing(_ request: URLRequest) throws(AuthPlugin.Error) -> URLRequest {
         var request = request
+        try authorize(&request)
+        return request
+    }
+
+    /// ``authorizing(_:)`` in place: a request its caller holds alone is changed without Foundation's copy of it
+    /// (the auth plugin's case, since the provider hands the request over). On a throw the request is unchanged.
+    package func authorize(_ request: inout URLRequest) throws(AuthPlugin.Error) {
         switch self {
         case .bearer, .basic:
             // One change of the fields for the header and its mark (each change rewrites all of them).
@@ -84,7 +91,6 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
             }
             request.url = authorized
         }
-        return request
     }
 
     /// The `Authorization` value of a bearer or Basic credential, checked as ``authorizing(_:)`` checks it; `nil`
