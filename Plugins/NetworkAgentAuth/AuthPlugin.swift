@@ -138,7 +138,8 @@ public struct AuthPlugin: NetworkAgentPlugin {
                     + "use https or list the host in plainHTTPHosts"
             )
         }
-        try credential.authorize(&request)
+        // Its place was found free above (`Authorization`, or `placeIsTaken`).
+        try credential.authorize(&request, placeIsFree: true)
         if NetworkAgentEvents.hasObservers {
             NetworkAgentEvents.emit(
                 NetworkAgentEvent(source: "auth", name: "credential_added", attributes: ["scheme": credential.scheme])
