@@ -105,7 +105,10 @@ public struct AuthPlugin: NetworkAgentPlugin {
     /// - Returns: The request, with the credential or unchanged.
     /// - Throws: ``Error`` (``Error/Code/insecureTransport``, ``Error/Code/invalidCredential``), or what the
     ///   credential provider throws, unchanged.
-    public func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
+    public func onRequest(
+        _ request: consuming URLRequest,
+        endpoint: any NetworkAgentEndpoint
+    ) async throws -> URLRequest {
         let requirement = (endpoint as? any AuthorizableEndpoint)?.authorization ?? .default
         if requirement == .none {
             return Self.withheld(request, reason: "opted_out")
@@ -135,13 +138,14 @@ public struct AuthPlugin: NetworkAgentPlugin {
                     + "use https or list the host in plainHTTPHosts"
             )
         }
-        let authorized = try credential.authorizing(request)
+        // Its place was found free above (`Authorization`, or `placeIsTaken`).
+        try credential.authorize(&request, placeIsFree: true)
         if NetworkAgentEvents.hasObservers {
             NetworkAgentEvents.emit(
                 NetworkAgentEvent(source: "auth", name: "credential_added", attributes: ["scheme": credential.scheme])
             )
         }
-        return authorized
+        return request
     }
 
     /// Whether `url`, whose origin is `origin`, receives credentials for an endpoint.

@@ -58,16 +58,30 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
     ///   empty query name; and for a request without URL when the credential goes in the query.
     public func authorizing(_ request: URLRequest) throws(AuthPlugin.Error) -> URLRequest {
         var request = request
+        try authorize(&request)
+        return request
+    }
+
+    /// ``authorizing(_:)`` in place: a request its caller holds alone is changed without Foundation's copy of it
+    /// (the auth plugin's case, since the provider hands the request over). On a throw the request is unchanged.
+    ///
+    /// - Parameters:
+    ///   - request: The request to authorize.
+    ///   - placeIsFree: The caller has just found ``placeIsTaken(in:)`` `false`: a header credential is filed
+    ///     without searching the fields for it again.
+    package func authorize(_ request: inout URLRequest, placeIsFree: Bool = false) throws(AuthPlugin.Error) {
         switch self {
         case .bearer, .basic:
             // One change of the fields for the header and its mark (each change rewrites all of them).
-            if let value = try authorizationValue() { request.setSensitiveHeaderField(value, for: "Authorization") }
+            if let value = try authorizationValue() {
+                request.setSensitiveHeaderField(value, for: "Authorization", isAbsent: placeIsFree)
+            }
         case .header(let name, let value):
             guard !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter) else {
                 throw AuthPlugin.Error(.invalidCredential, "\(name.debugDescription) is not a valid header name")
             }
             try Self.checkValue(value, what: "\(name) header value")
-            request.setSensitiveHeaderField(value, for: name)
+            request.setSensitiveHeaderField(value, for: name, isAbsent: placeIsFree)
         case .query(let name, let value):
             guard !name.isEmpty else {
                 throw AuthPlugin.Error(.invalidCredential, "a query credential needs a parameter name")
@@ -84,7 +98,6 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
             }
             request.url = authorized
         }
-        return request
     }
 
     /// The `Authorization` value of a bearer or Basic credential, checked as ``authorizing(_:)`` checks it; `nil`

@@ -9,28 +9,27 @@ extension GzipPlugin {
     /// How much of a file-backed body is read and compressed at a time.
     static let fileChunkSize = 256 * 1024
 
-    /// The request with its body gzip-compressed, or unchanged when it should not be compressed.
-    func compressBody(of request: URLRequest) throws -> URLRequest {
+    /// Gzip-compresses the request's body in place, or leaves the request unchanged when it should not be compressed.
+    /// In place, so that a request the caller holds alone is changed without Foundation's copy of it.
+    func compressBody(of request: inout URLRequest) throws {
         guard compressesRequests,
             request.headerField("Content-Encoding") == nil,
             let contentType = request.headerField("Content-Type"),
             isCompressibleContentType(contentType)
         else {
-            return request
+            return
         }
         if let body = request.httpBody {
-            return try compressData(body, of: request)
-        }
-        if let stream = request.httpBodyStream as? FileBackedBodyStream {
-            return try compressFile(stream, of: request)
+            try compressData(body, of: &request)
+        } else if let stream = request.httpBodyStream as? FileBackedBodyStream {
+            try compressFile(stream, of: &request)
         }
         // Any other stream can be read only once and its size is unknown: it goes out as it is.
-        return request
     }
 
-    private func compressData(_ body: Data, of request: URLRequest) throws -> URLRequest {
+    private func compressData(_ body: Data, of request: inout URLRequest) throws {
         guard body.count >= minimumBodySize else {
-            return request
+            return
         }
         let compressed: Data
         do {
@@ -44,21 +43,19 @@ extension GzipPlugin {
         }
         guard compressed.count < body.count else {
             Self.emit("request_not_compressed", ["reason": "not_smaller", "body": "data"])
-            return request
+            return
         }
-        var request = request
         request.httpBody = compressed
         Self.markCompressed(&request)
         Self.emit(
             "request_compressed",
             ["bytes_before": "\(body.count)", "bytes_after": "\(compressed.count)", "body": "data"]
         )
-        return request
     }
 
-    private func compressFile(_ stream: FileBackedBodyStream, of request: URLRequest) throws -> URLRequest {
+    private func compressFile(_ stream: FileBackedBodyStream, of request: inout URLRequest) throws {
         guard let size = stream.fileSize, size >= minimumBodySize else {
-            return request
+            return
         }
         let output = temporaryDirectory.appendingPathComponent("networkagent-gzip-\(UUID().uuidString).gz")
         let compressedSize: Int?
@@ -71,20 +68,18 @@ extension GzipPlugin {
         guard let compressedSize else {
             try? FileManager.default.removeItem(at: output)
             Self.emit("request_not_compressed", ["reason": "not_smaller", "body": "file"])
-            return request
+            return
         }
         guard let compressedStream = FileBackedBodyStream(fileURL: output, deletesFileOnDeinit: true) else {
             try? FileManager.default.removeItem(at: output)
             throw NetworkAgentError(.encoding, "cannot open the compressed copy of the request body")
         }
-        var request = request
         request.httpBodyStream = compressedStream
         Self.markCompressed(&request)
         Self.emit(
             "request_compressed",
             ["bytes_before": "\(size)", "bytes_after": "\(compressedSize)", "body": "file"]
         )
-        return request
     }
 
     /// Labels a request whose body was just compressed; the transport computes the new length itself.

@@ -127,8 +127,12 @@ public struct GzipPlugin: NetworkAgentPlugin {
     /// - Throws: ``/NetworkAgent/NetworkAgentError`` with ``/NetworkAgent/NetworkAgentError/Code/encoding`` when a
     ///   file-backed body cannot be read or its compressed copy cannot be written, or
     ///   ``/NetworkAgent/NetworkAgentError/Code/cancelled`` when the task is cancelled while compressing one.
-    public func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
-        try compressBody(of: request)
+    public func onRequest(
+        _ request: consuming URLRequest,
+        endpoint: any NetworkAgentEndpoint
+    ) async throws -> URLRequest {
+        try compressBody(of: &request)
+        return request
     }
 
     /// Adds `Accept-Encoding` for transports other than URLSession (to buffered calls only: a streamed body reaches

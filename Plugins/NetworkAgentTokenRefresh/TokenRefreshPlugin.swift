@@ -61,8 +61,11 @@ public struct TokenRefreshPlugin: NetworkAgentPlugin {
     /// - Returns: The request, with the credential or unchanged.
     /// - Throws: ``TokenRefresher/Error`` with ``TokenRefresher/Error/Code/sessionExpired`` once a refresh was
     ///   rejected, and the ``/NetworkAgentAuth/AuthPlugin/Error``s.
-    public func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
-        try await auth.onRequest(request, endpoint: endpoint)
+    public func onRequest(
+        _ request: consuming URLRequest,
+        endpoint: any NetworkAgentEndpoint
+    ) async throws -> URLRequest {
+        try await auth.onRequest(consume request, endpoint: endpoint)
     }
 
     /// Sends the request with the current credential and retries it once with a fresh one when rejected.

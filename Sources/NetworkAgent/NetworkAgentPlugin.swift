@@ -22,12 +22,18 @@ import FoundationNetworking
 public protocol NetworkAgentPlugin: Sendable {
     /// Inspects or changes the outgoing request.
     ///
+    /// The provider hands the request over (`consuming`) and keeps no reference to it during the call. A plugin may
+    /// declare its parameter `consuming` too and change it in place: then the change needs no copy of the request
+    /// (Foundation copies a `URLRequest`'s storage on the first change while anyone else still holds it). Declaring it
+    /// without the modifier, `func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint)`, also
+    /// implements this requirement; `var request = request` then changes a copy, as before.
+    ///
     /// - Parameters:
     ///   - request: The request as built from the endpoint and changed by the plugins before this one.
     ///   - endpoint: The endpoint the call was made with.
     /// - Returns: The request handed to the next plugin.
     /// - Throws: Any error, which fails the call without touching the network.
-    func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest
+    func onRequest(_ request: consuming URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest
 
     /// Wraps the network exchange of a call.
     ///
@@ -87,7 +93,10 @@ extension NetworkAgentPlugin {
     ///   - endpoint: The endpoint the call was made with.
     /// - Returns: `request`.
     /// - Throws: Never; a plugin's own implementation may.
-    public func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
+    public func onRequest(
+        _ request: consuming URLRequest,
+        endpoint: any NetworkAgentEndpoint
+    ) async throws -> URLRequest {
         request
     }
 

@@ -127,10 +127,13 @@ public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
     }
 
     /// The endpoint's request after every plugin's `onRequest`.
+    ///
+    /// Each plugin is handed the request (`consume`): nothing here holds it during the call, so a plugin that
+    /// declares its parameter `consuming` changes the only reference, without Foundation's copy of the request.
     private func requestAfterPlugins(for endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
         var request = try agent.urlRequest(for: endpoint)
         for plugin in plugins {
-            request = try await plugin.onRequest(request, endpoint: endpoint)
+            request = try await plugin.onRequest(consume request, endpoint: endpoint)
         }
         return request
     }

@@ -41,9 +41,15 @@ extension URLRequest {
     /// - Parameters:
     ///   - value: The field's value.
     ///   - name: The field name, in any case.
-    package mutating func setSensitiveHeaderField(_ value: String, for name: String) {
+    ///   - isAbsent: The caller has just found no field `name` in any case (the auth plugin has): the field is
+    ///     filed without searching for another case of it to replace. Leave it `false` otherwise.
+    package mutating func setSensitiveHeaderField(_ value: String, for name: String, isAbsent: Bool = false) {
         var fields = allHTTPHeaderFields ?? [:]
-        HTTPFieldName.set(value, for: name, in: &fields)
+        if isAbsent {
+            fields[HTTPFieldName.canonical(name)] = value
+        } else {
+            HTTPFieldName.set(value, for: name, in: &fields)
+        }
         if let marked = HTTPFieldName.value(of: Self.sensitiveHeadersField, in: fields) {
             var names = SensitiveHeaderList.names(in: marked)
             names.insert(name)

@@ -101,6 +101,31 @@ import FoundationNetworking
         }
     }
 
+    /// Told that the field is absent (the auth plugin has just looked), `setSensitiveHeaderField` files it without
+    /// searching and leaves what the search would have left, whatever mark and other fields the request had.
+    @Test func settingAnAbsentSensitiveFieldWithoutTheSearchEqualsTheSearch() throws {
+        let marks: [String?] = [nil, "authorization", "x-b, x-a", " X-A ,,\tx-b,", "x-api-key", "ñandu", ""]
+        let names = ["Authorization", "authorization", "X-API-Key", "Ñandu", "x-a", "NetworkAgent-Other"]
+        let others: [[String: String]] = [[:], ["User-Agent": "u", "accept": "*/*"], ["X-Authorization": "near"]]
+        for mark in marks {
+            for name in names {
+                for other in others {
+                    var searched = URLRequest(url: try #require(URL(string: "http://example.com/")))
+                    searched.allHTTPHeaderFields = other
+                    if let mark { searched.allHTTPHeaderFields?["networkagent-SENSITIVE-headers"] = mark }
+                    try #require(searched.headerField(name) == nil)
+                    var told = searched
+                    searched.setSensitiveHeaderField("secret", for: name)
+                    told.setSensitiveHeaderField("secret", for: name, isAbsent: true)
+                    #expect(
+                        told.allHTTPHeaderFields == searched.allHTTPHeaderFields,
+                        "\(String(describing: mark)) \(name)"
+                    )
+                }
+            }
+        }
+    }
+
     /// The mark's names are normalised as `trimmingCharacters(in: .whitespaces).lowercased()` does, ASCII or not.
     @Test func sensitiveNamesNormaliseAsFoundationDoes() {
         for name in ["X-Key", " x-key", "x-key\t", " \t ", "", "ÑANDU ", "\u{00A0}x-nbsp\u{2003}", "K\u{212A}"] {

@@ -191,6 +191,55 @@ struct NaiveRetry: NetworkAgentPlugin {
         #expect(!log.all.contains("enter A"))
     }
 
+    /// The requirement is `consuming`; a plugin declaring its parameter either way (the README's form, or
+    /// `consuming` as the bundled plugins do) implements it, and each sees the one before it.
+    @Test func pluginsWithAndWithoutConsumingChainTheirChanges() async throws {
+        struct ConsumingTagger: NetworkAgentPlugin {
+            let name: String
+            func onRequest(
+                _ request: consuming URLRequest,
+                endpoint: any NetworkAgentEndpoint
+            ) async throws -> URLRequest {
+                let tags = request.value(forHTTPHeaderField: "X-Tags").map { $0 + "," } ?? ""
+                request.setValue(tags + name, forHTTPHeaderField: "X-Tags")
+                return request
+            }
+        }
+        let log = HookLog()
+        let provider = NetworkAgentProvider<TestEndpoint>(
+            plugins: [
+                Tagger(name: "A", log: log), ConsumingTagger(name: "B"), AttemptTimer(), Tagger(name: "C", log: log),
+            ],
+            agent: agent
+        )
+        _ = try await provider.request(endpoint: endpoint)
+        #expect(log.all.prefix(2) == ["request A saw []", "request C saw [A,B]"])
+        #expect(stub.requests.first?.value(forHTTPHeaderField: "X-Tags") == "A,B,C")
+    }
+
+    /// A request handed over to `onRequest` is still the one `onResponse` sees when an interceptor answers without
+    /// sending anything.
+    @Test func onResponseSeesTheConsumedRequestWhenNothingIsSent() async throws {
+        struct ConsumingMarker: NetworkAgentPlugin {
+            func onRequest(
+                _ request: consuming URLRequest,
+                endpoint: any NetworkAgentEndpoint
+            ) async throws -> URLRequest {
+                request.setValue("marked", forHTTPHeaderField: "X-Mark")
+                return request
+            }
+        }
+        let capture = OnResponseSpy()
+        let provider = NetworkAgentProvider<TestEndpoint>(
+            plugins: [capture, ConsumingMarker(), Answering()],
+            agent: agent
+        )
+        _ = try await provider.request(endpoint: endpoint)
+        let seen = try #require(capture.lastRequest)
+        #expect(seen.value(forHTTPHeaderField: "X-Mark") == "marked")
+        #expect(stub.requests.isEmpty)
+    }
+
     @Test func aPluginCanRetryATransportErrorAndA503() async throws {
         let url = URL(string: "http://stub.test/x")!
         stub.stub(url: url, with: .connectionRefused, .status(503), .init(body: Data("ok".utf8)))

@@ -156,8 +156,7 @@ public struct PokedexClient: Sendable {
 /// `--offline`: asks the disk cache to answer from what it has, stale or not, and never the network
 /// (RFC 9111 `only-if-cached`; the cache answers 504 when it has nothing).
 struct CacheOnly: NetworkAgentPlugin {
-    func onRequest(_ request: URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
-        var request = request
+    func onRequest(_ request: consuming URLRequest, endpoint: any NetworkAgentEndpoint) async throws -> URLRequest {
         request.setValue("only-if-cached, max-stale", forHTTPHeaderField: "Cache-Control")
         return request
     }
