@@ -338,18 +338,24 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Transfers waiting for room on one origin, first come first served. One stopped while waiting (cancelled,
     /// timed out) stays in place, no longer `isWaiting`, and is skipped when reached.
+    ///
+    /// A line that is never empty (more requests than connections, all the time) is compacted only now and then:
+    /// the slot of a transfer that left is cleared at once, so the line does not keep finished transfers (their
+    /// requests, bodies and header lists) alive until then, nor free them in a batch on the engine thread.
     struct WaitingLine {
-        private var transfers: [CurlTransfer] = []
+        private var transfers: [CurlTransfer?] = []
         private var head = 0
 
         var isEmpty: Bool { head == transfers.count }
-        var waiting: ArraySlice<CurlTransfer> { transfers[head...] }
+        /// The transfers from the first that has not left, in order (stopped ones included).
+        var waiting: some Sequence<CurlTransfer> { transfers[head...].lazy.compactMap { $0 } }
 
         mutating func append(_ transfer: CurlTransfer) { transfers.append(transfer) }
 
         mutating func popFirst() -> CurlTransfer? {
             guard head < transfers.count else { return nil }
             let first = transfers[head]
+            transfers[head] = nil
             head += 1
             if head == transfers.count {
                 transfers.removeAll(keepingCapacity: true)

@@ -100,6 +100,37 @@ import FoundationNetworking
         #expect(server.requests.map(\.path) == ["/first"])
     }
 
+    /// A line that never empties (more requests than connections, all the time) lets go of each transfer when it
+    /// leaves, not when the line is next compacted: a finished request's transfer (its request, body and header
+    /// list) is freed by its caller, not kept until a batch of them is freed on the engine thread.
+    @Test func aWaitingLineLetsGoOfTheTransfersThatLeftIt() throws {
+        let url = try #require(URL(string: "http://example.test/line"))
+        func transfer() -> CurlTransfer {
+            CurlTransfer(
+                request: URLRequest(url: url),
+                url: url,
+                body: .none,
+                timeoutMilliseconds: 0,
+                headDeadline: nil,
+                maximumResponseBytes: nil,
+                progressHandler: nil
+            )
+        }
+        var line = CurlEngine.WaitingLine()
+        weak var left: CurlTransfer?
+        do {
+            let first = transfer()
+            left = first
+            line.append(first)
+        }
+        line.append(transfer())
+        line.append(transfer())
+        #expect(line.popFirst() === left)
+        #expect(left == nil, "the line still holds the transfer that left it")
+        #expect(!line.isEmpty)
+        #expect(Array(line.waiting).count == 2)
+    }
+
     /// A transport with one connection per host, busy with `/slow`, which the server answers after `delay`
     /// (every other path at once): the next request to that server waits in the engine's line.
     private func busyConnection(
