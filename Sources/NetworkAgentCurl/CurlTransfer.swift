@@ -109,7 +109,7 @@ final class CurlTransfer: @unchecked Sendable {
     let method: String
     /// The request's header list for CURLOPT_HTTPHEADER, built in the caller's task (not on the engine thread):
     /// `Name: value` lines (`Name;` for an empty value), `Expect:` unless the request set one, and the default
-    /// `User-Agent` unless it has one. Owned by the transfer; freed with it.
+    /// `User-Agent` unless it has one. One allocation (``makeHeaderList(_:)``), owned by the transfer; freed with it.
     let slist: UnsafeMutablePointer<curl_slist>?
     let isHTTPS: Bool
     let body: Body
@@ -177,29 +177,26 @@ final class CurlTransfer: @unchecked Sendable {
         self.maximumResponseBytes = maximumResponseBytes
         self.progress = progressHandler.map { CurlProgressRelay(handler: $0) }
         self.isHTTPS = Self.hasHTTPSScheme(urlString)
-        var list: UnsafeMutablePointer<curl_slist>?
+        self.slist = Self.makeHeaderList(request.allHTTPHeaderFields ?? [:])
+        // Room for a head's field lines, made here rather than grown line by line on the engine thread.
+        fieldLines.reserveCapacity(Self.fieldLinesCapacity)
+    }
+
+    deinit {
+        if let slist { UnsafeMutableRawPointer(slist).deallocate() }
+    }
+
+    /// The header list of a request with `fields` as a `curl_slist` in one allocation, its nodes first and then
+    /// their lines as C strings, freed with `deallocate()`: `curl_slist_append` made two allocations per line (the
+    /// node and a copy of the line), and libcurl only reads a CURLOPT_HTTPHEADER list, which its owner frees. `nil`
+    /// for no lines (there always are: `Expect` and `User-Agent` are set unless the request sets them).
+    static func makeHeaderList(_ fields: [String: String]) -> UnsafeMutablePointer<curl_slist>? {
+        let expect = "Expect:"
         var hasUserAgent = false
         var hasExpect = false
-        // Each line is written into one buffer and handed to libcurl as a C string (libcurl copies it), rather than
-        // made a `String` of its own first.
-        var line: [UInt8] = []
-        func append(_ name: String, _ value: String) {
-            line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: name.utf8)
-            if value.isEmpty {
-                line.append(UInt8(ascii: ";"))
-            } else {
-                line.append(UInt8(ascii: ":"))
-                line.append(UInt8(ascii: " "))
-                line.append(contentsOf: value.utf8)
-            }
-            line.append(0)
-            list =
-                line.withUnsafeBytes { bytes in
-                    curl_slist_append(list, bytes.baseAddress?.assumingMemoryBound(to: CChar.self))
-                } ?? list
-        }
-        for (name, value) in request.allHTTPHeaderFields ?? [:] {
+        var lineCount = 0
+        var textCount = 0
+        for (name, value) in fields {
             // The sensitive-header mark is never sent: left out here rather than removed from the request, which
             // would copy its every field.
             if HTTPFieldName.equal(name, URLRequest.sensitiveHeadersField) { continue }
@@ -209,17 +206,53 @@ final class CurlTransfer: @unchecked Sendable {
             case 6 where HTTPFieldName.equal(name, "Expect"): hasExpect = true
             default: break
             }
-            append(name, value)
+            lineCount += 1
+            // `Name: value` or `Name;`, and the terminating zero.
+            textCount += name.utf8.count + (value.isEmpty ? 1 : 2 + value.utf8.count) + 1
         }
-        if !hasExpect { list = curl_slist_append(list, "Expect:") ?? list }
-        if !hasUserAgent { list = curl_slist_append(list, CurlOptions.defaultUserAgentLine) ?? list }
-        self.slist = list
-        // Room for a head's field lines, made here rather than grown line by line on the engine thread.
-        fieldLines.reserveCapacity(Self.fieldLinesCapacity)
-    }
-
-    deinit {
-        if let slist { curl_slist_free_all(slist) }
+        if !hasExpect {
+            lineCount += 1
+            textCount += expect.utf8.count + 1
+        }
+        if !hasUserAgent {
+            lineCount += 1
+            textCount += CurlOptions.defaultUserAgentLine.utf8.count + 1
+        }
+        guard lineCount > 0 else { return nil }
+        let nodesSize = lineCount * MemoryLayout<curl_slist>.stride
+        let memory = UnsafeMutableRawPointer.allocate(
+            byteCount: nodesSize + textCount,
+            alignment: MemoryLayout<curl_slist>.alignment
+        )
+        let nodes = memory.bindMemory(to: curl_slist.self, capacity: lineCount)
+        let text = UnsafeMutableBufferPointer(
+            start: (memory + nodesSize).bindMemory(to: UInt8.self, capacity: textCount),
+            count: textCount
+        )
+        var node = 0
+        var offset = 0
+        func write(_ part: String) {
+            offset = UnsafeMutableBufferPointer(rebasing: text[offset...]).initialize(from: part.utf8).1 + offset
+        }
+        func line(_ write: () -> Void) {
+            let start = offset
+            write()
+            text[offset] = 0
+            offset += 1
+            let data = (memory + nodesSize + start).assumingMemoryBound(to: CChar.self)
+            (nodes + node).initialize(to: curl_slist(data: data, next: node + 1 < lineCount ? nodes + node + 1 : nil))
+            node += 1
+        }
+        for (name, value) in fields where !HTTPFieldName.equal(name, URLRequest.sensitiveHeadersField) {
+            line {
+                write(name)
+                write(value.isEmpty ? ";" : ": ")
+                write(value)
+            }
+        }
+        if !hasExpect { line { write(expect) } }
+        if !hasUserAgent { line { write(CurlOptions.defaultUserAgentLine) } }
+        return nodes
     }
 
     /// Whether `urlString` begins with the scheme `https:` (in any case), read on its bytes.
