@@ -33,8 +33,8 @@ final class CurlEngine: @unchecked Sendable {
     // `deinit` when the thread never ran its loop.
 
     enum Command: Sendable {
-        /// Start a transfer; its caller waits on the continuation.
-        case add(CurlTransfer, CurlTransferState.Mode, CheckedContinuation<CurlTransfer.Outcome, any Error>)
+        /// Start a transfer; its caller waits on the continuation (resumed exactly once: see ``CurlTransfer/caller``).
+        case add(CurlTransfer, CurlTransferState.Mode, UnsafeContinuation<CurlTransfer.Outcome, any Error>)
         case stop(CurlTransfer, CurlTransfer.Stop)
         /// The consumer of a streamed body read what waited.
         case unpause(CurlTransfer)
@@ -101,6 +101,8 @@ final class CurlEngine: @unchecked Sendable {
     private var waitingCount = 0
     /// Origins where a transfer left the multi handle: the loop admits their next waiting transfers.
     private var originsWithRoom: [String] = []
+    /// The origin `limitedOrigin` returned last.
+    private var lastOrigin = ""
     /// No waiting transfer's deadline is earlier (uptime ns); may be earlier than the nearest that still waits.
     private var nearestWaitDeadline = UInt64.max
     /// The transport released the engine: the loop ends when the last transfer has.
@@ -373,7 +375,12 @@ final class CurlEngine: @unchecked Sendable {
         guard configuration.maximumConnectionsPerHost > 0,
             configuration.httpVersion == .http1 || !transfer.isHTTPS
         else { return nil }
-        return CurlTransfer.origin(of: transfer.urlString)
+        // The origin of the transfer before is reused when it is the same (it usually is): an origin longer than 15
+        // bytes is a `String` allocation per transfer otherwise, and the same text hashes alike.
+        let end = CurlTransfer.originEnd(of: transfer.urlString)
+        if transfer.urlString.utf8[..<end].elementsEqual(lastOrigin.utf8) { return lastOrigin }
+        lastOrigin = String(transfer.urlString[..<end])
+        return lastOrigin
     }
 
     /// Puts `transfer` in its origin's line, with the deadline it may wait until (its head deadline when streamed,

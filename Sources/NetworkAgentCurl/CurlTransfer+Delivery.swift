@@ -89,7 +89,7 @@ extension CurlTransfer {
     /// How a call is settled: what ``settle(_:message:verifyResult:)`` does at once, or after the last progress
     /// report (a value rather than a closure: a transfer without a progress handler, most of them, allocates none).
     private enum Settlement: Sendable {
-        case resume(CheckedContinuation<Outcome, any Error>, Result<Outcome, any Error>)
+        case resume(UnsafeContinuation<Outcome, any Error>, Result<Outcome, any Error>)
         case finish(HTTPBodyWriter, throwing: (any Error)?)
 
         func perform() {

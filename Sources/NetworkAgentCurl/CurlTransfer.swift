@@ -125,7 +125,11 @@ final class CurlTransfer: @unchecked Sendable {
     // Engine-thread state. What the transfer may do next is `state` alone; the rest is what the actions use.
     var state = CurlTransferState.created
     /// The caller waiting for the head (streamed) or the whole response, until it is resumed.
-    var caller: CheckedContinuation<Outcome, any Error>?
+    ///
+    /// An `UnsafeContinuation`, not a checked one (which allocates a canary per call): it is resumed exactly once, by
+    /// whoever takes it out of this property (``settle(_:message:verifyResult:)``, or the head's delivery of a
+    /// stream), or by the transport when the engine refused the `add` command that carries it.
+    var caller: UnsafeContinuation<Outcome, any Error>?
     /// The body stream's end, once the head was handed on (``CurlTransferState/Response/streaming(_:)``).
     var writer: HTTPBodyWriter?
     var easy: CurlEasyHandle?
@@ -400,8 +404,13 @@ final class CurlTransfer: @unchecked Sendable {
     /// The scheme and authority of `urlString` (`http://host:port`), the text before the path: the key of the
     /// engine's per-host admission. A host spelled two ways counts as two (a looser limit, never a wrong answer).
     static func origin(of urlString: String) -> String {
+        String(urlString[..<originEnd(of: urlString)])
+    }
+
+    /// Where ``origin(of:)`` of `urlString` ends.
+    static func originEnd(of urlString: String) -> String.Index {
         let utf8 = urlString.utf8
-        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return urlString }
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return utf8.endIndex }
         var index = utf8.index(after: colon)
         while index != utf8.endIndex, utf8[index] == UInt8(ascii: "/") { index = utf8.index(after: index) }
         while index != utf8.endIndex {
@@ -409,7 +418,7 @@ final class CurlTransfer: @unchecked Sendable {
             if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
             index = utf8.index(after: index)
         }
-        return String(urlString[..<index])
+        return index
     }
 
     static func merged<Fields: RandomAccessCollection<(name: String, value: String)>>(
