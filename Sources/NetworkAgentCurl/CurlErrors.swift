@@ -77,7 +77,7 @@ enum CurlErrors {
     /// The message of a response whose transfer coding libcurl cannot decode (RFC 9112 §6.1): its framing and
     /// content cannot be trusted, so the exchange fails rather than hand on bytes that may be cut or still encoded.
     private static func undecodable(_ transfer: CurlTransfer, _ libcurlMessage: String) -> String {
-        let codings = CurlTransfer.fields(in: transfer.fieldLines)
+        let codings = transfer.responseHeaders
             .filter { $0.name.caseInsensitiveCompare("Transfer-Encoding") == .orderedSame }
             .map(\.value)
             .joined(separator: ", ")

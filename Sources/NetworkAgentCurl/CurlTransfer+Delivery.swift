@@ -174,7 +174,7 @@ extension CurlTransfer {
     }
 
     func head(timings: HTTPTransferTimings?) -> Head {
-        Head(url: url, statusCode: statusCode, httpVersion: httpVersion, fieldLines: fieldLines, timings: timings)
+        Head(url: url, statusCode: statusCode, httpVersion: httpVersion, fields: responseHeaders, timings: timings)
     }
 
     /// The response built here, on the engine thread: for an error that carries it (rare).

@@ -44,19 +44,16 @@ final class CurlTransfer: @unchecked Sendable {
         case unavailable(String)
     }
 
-    /// A response head as the engine thread read it: its status line parsed, its field lines as bytes. The caller's
-    /// task makes the fields and the `HTTPURLResponse` (``makeResponse()``): Foundation's initializer is most of a
-    /// small response's cost, and the one engine thread serves every request of the transport.
+    /// A response head as the engine thread read it. The caller's task turns it into an `HTTPURLResponse`
+    /// (``makeResponse()``): Foundation's initializer is most of a small response's cost, and the one engine thread
+    /// serves every request of the transport.
     struct Head: Sendable {
         let url: URL
         let statusCode: Int
         let httpVersion: String
-        /// The field lines as received (``CurlTransfer/fieldLines``).
-        let fieldLines: [UInt8]
-        let timings: HTTPTransferTimings?
-
         /// The fields in arrival order, duplicates not merged yet.
-        var fields: [(name: String, value: String)] { CurlTransfer.fields(in: fieldLines) }
+        let fields: [(name: String, value: String)]
+        let timings: HTTPTransferTimings?
 
         /// The response, with duplicate fields merged by ", " (compared case-insensitively; the first spelling is
         /// kept), as URLSession does.
@@ -65,7 +62,7 @@ final class CurlTransfer: @unchecked Sendable {
         ///   asked for it (``/NetworkAgent/HTTPTransportContext``'s `addedResponseField`) would on the response.
         func makeResponse(adding added: AddedResponseField? = nil) -> HTTPURLResponse? {
             guard statusCode > 0 else { return nil }
-            var headerFields = CurlTransfer.mergedFields(in: fieldLines)
+            var headerFields = CurlTransfer.merged(fields)
             if let added { headerFields[added.name] = added.value }
             return HTTPURLResponse.withTransferTimings(
                 timings,
@@ -136,10 +133,7 @@ final class CurlTransfer: @unchecked Sendable {
     weak var engine: CurlEngine?
     var statusCode = 0
     var httpVersion = "HTTP/1.1"
-    /// The current head's field lines, each without its line ending and followed by a line feed, copied as libcurl
-    /// hands them over: the caller's task makes them fields (``fields(in:)``), so the engine thread makes no `String`
-    /// per name and value (allocations that the pool threads would then free into its heap).
-    var fieldLines: [UInt8] = []
+    var responseHeaders: [(name: String, value: String)] = []
     /// From the start of the hop to the end of its final response head; zero until then.
     var timeToHeaders: Duration = .zero
     /// The timings a streamed response's head went to the caller with.
@@ -182,8 +176,8 @@ final class CurlTransfer: @unchecked Sendable {
         self.progress = progressHandler.map { CurlProgressRelay(handler: $0) }
         self.isHTTPS = Self.hasHTTPSScheme(urlString)
         self.slist = Self.makeHeaderList(request.allHTTPHeaderFields ?? [:])
-        // Room for a head's field lines, made here rather than grown line by line on the engine thread.
-        fieldLines.reserveCapacity(Self.fieldLinesCapacity)
+        // Room for a head's fields, made here rather than grown field by field on the engine thread.
+        responseHeaders.reserveCapacity(16)
     }
 
     deinit {
@@ -272,12 +266,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: - Callbacks (engine thread)
 
-    /// The room made for a head's field lines before it arrives (a small server's head has 150–400 bytes of them);
-    /// a larger head grows the buffer on the engine thread.
-    static let fieldLinesCapacity = 512
-
-    /// One header line of a response (status line, field, or the blank line ending the head). libcurl hands over
-    /// whole lines, one per call.
+    /// One header line of a response (status line, field, or the blank line ending the head).
     func receiveHeader(_ bytes: UnsafeRawBufferPointer) {
         // After the final head only trailers of a chunked body come here; they are not part of the response.
         guard state.awaitsHead else { return }
@@ -288,84 +277,26 @@ final class CurlTransfer: @unchecked Sendable {
             if statusCode >= 200 { headEnded() }
             return
         }
+        // Parsed on the bytes: a `String` per line and Foundation's trimming cost more than the rest of the head.
         if end >= 5, bytes[0] == 0x48, bytes[1] == 0x54, bytes[2] == 0x54, bytes[3] == 0x50, bytes[4] == 0x2F {
             // A status line ("HTTP/1.1 200 OK", "HTTP/2 200"): a new head, so the fields of a 1xx head go.
-            fieldLines.removeAll(keepingCapacity: true)
+            responseHeaders.removeAll(keepingCapacity: true)
             parseStatusLine(UnsafeRawBufferPointer(rebasing: bytes[0..<end]))
             return
         }
-        // libcurl splits lines at line feeds: a line holds none, so the separator is unambiguous.
-        fieldLines.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<end]))
-        fieldLines.append(0x0A)
-    }
-
-    /// The fields of `fieldLines` (``fieldLines``) in arrival order: `name: value` with the value trimmed of spaces
-    /// and tabs, an obsolete folded line (one starting with a space or tab) appended to the previous field's value
-    /// after a space, and a line without a colon left out.
-    static func fields(in fieldLines: [UInt8]) -> [(name: String, value: String)] {
-        var fields: [(name: String, value: String)] = []
-        fields.reserveCapacity(lineCount(fieldLines))
-        forEachField(in: fieldLines) { field in
-            fields.append(field)
-        } folded: { more in
-            fields[fields.count - 1].value += more
+        if bytes[0] == 0x20 || bytes[0] == 0x09 {
+            // An obsolete folded line continues the previous field.
+            guard let last = responseHeaders.indices.last else { return }
+            let (start, stop) = Self.trimmed(bytes, from: 0, to: end)
+            responseHeaders[last].value +=
+                " " + String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self)
+            return
         }
-        return fields
-    }
-
-    /// ``fields(in:)`` merged (``merged(_:)``), without an array of them on the heap for a head of a usual size.
-    static func mergedFields(in fieldLines: [UInt8]) -> [String: String] {
-        withUnsafeTemporaryAllocation(of: (name: String, value: String).self, capacity: lineCount(fieldLines)) {
-            buffer in
-            var count = 0
-            forEachField(in: fieldLines) { field in
-                buffer.initializeElement(at: count, to: field)
-                count += 1
-            } folded: { more in
-                buffer[count - 1].value += more
-            }
-            let parsed = UnsafeMutableBufferPointer(rebasing: buffer[0..<count])
-            defer { _ = parsed.deinitialize() }
-            return merged(parsed)
-        }
-    }
-
-    /// The lines of `fieldLines` (each ends with a line feed).
-    private static func lineCount(_ fieldLines: [UInt8]) -> Int {
-        var count = 0
-        for byte in fieldLines where byte == 0x0A { count += 1 }
-        return count
-    }
-
-    /// Calls `field` with each field of `fieldLines`, and `folded` with the text (a space first) that an obsolete
-    /// folded line adds to the field before it (only after one).
-    private static func forEachField(
-        in fieldLines: [UInt8],
-        _ field: ((name: String, value: String)) -> Void,
-        folded: (String) -> Void
-    ) {
-        fieldLines.withUnsafeBytes { bytes in
-            var lineStart = 0
-            var any = false
-            while lineStart < bytes.count {
-                var end = lineStart
-                while end < bytes.count, bytes[end] != 0x0A { end += 1 }
-                defer { lineStart = end + 1 }
-                guard end > lineStart else { continue }
-                if bytes[lineStart] == 0x20 || bytes[lineStart] == 0x09 {
-                    guard any else { continue }
-                    let (start, stop) = trimmed(bytes, from: lineStart, to: end)
-                    folded(" " + String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self))
-                    continue
-                }
-                guard let colon = bytes[lineStart..<end].firstIndex(of: 0x3A) else { continue }
-                let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[lineStart..<colon]), as: UTF8.self)
-                let (start, stop) = trimmed(bytes, from: colon + 1, to: end)
-                let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self)
-                field((name, value))
-                any = true
-            }
-        }
+        guard let colon = bytes[0..<end].firstIndex(of: 0x3A) else { return }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<colon]), as: UTF8.self)
+        let (start, stop) = Self.trimmed(bytes, from: colon + 1, to: end)
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self)
+        responseHeaders.append((name, value))
     }
 
     /// The version and status code of a status line: the first two words separated by spaces.
@@ -421,9 +352,7 @@ final class CurlTransfer: @unchecked Sendable {
         return index
     }
 
-    static func merged<Fields: RandomAccessCollection<(name: String, value: String)>>(
-        _ headerFields: Fields
-    ) -> [String: String] where Fields.Index == Int {
+    static func merged(_ headerFields: [(name: String, value: String)]) -> [String: String] {
         var fields: [String: String] = [:]
         fields.reserveCapacity(headerFields.count)
         guard headerFields.count > 32 else {

@@ -92,28 +92,8 @@ import FoundationNetworking
         #expect(CurlTransfer.merged(many)["X-F3"] == "3, 23")
     }
 
-    /// The engine keeps a head's field lines as bytes and the caller makes the fields: both ways of making them (the
-    /// list for an error message, the merged fields of the response) agree, on the corners of the old per-line parse.
-    @Test func fieldLinesMakeTheSameFieldsBothWays() throws {
-        let transfer = try transfer()
-        let many = (0..<40).map { "X-F\($0 % 20): \($0)\r\n" }
-        feed(
-            ["HTTP/1.1 200 OK\r\n", " folded before any field\r\n", "A: 1\r\n", "no colon\r\n", "\t2\r\n"] + many
-                + ["\r\n"],
-            to: transfer
-        )
-        let head = transfer.head(timings: nil)
-        let fields = head.fields
-        #expect(fields.count == 41)
-        #expect(fields.first?.name == "A" && fields.first?.value == "1 2", "a folded line joins the field before")
-        #expect(CurlTransfer.mergedFields(in: head.fieldLines) == CurlTransfer.merged(fields))
-        let response = try #require(head.makeResponse())
-        #expect(response.value(forHTTPHeaderField: "x-f3") == "3, 23")
-        #expect(response.allHeaderFields.count == 21)
-    }
-
-    /// A head far larger than the room made for it (40 fields, one line near libcurl's 100 KiB limit for a line)
-    /// arrives whole over the wire, and the next response on the reused connection and handle has only its own.
+    /// A head far larger than the room made for its fields (40 fields, one line near libcurl's 100 KiB limit for a
+    /// line) arrives whole over the wire, and the next response on the reused connection and handle has only its own.
     @Test func aHeadLargerThanItsRoomArrivesWholeAndLeavesNothingBehind() async throws {
         let big = String(repeating: "v", count: 100_000)
         let server = try LoopbackServer { request in
