@@ -332,13 +332,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Header fields with duplicates merged by ", " (compared case-insensitively; the first spelling is kept), as
     /// URLSession does.
-    /// The scheme and authority of `urlString` (`http://host:port`), the text before the path: the key of the
-    /// engine's per-host admission. A host spelled two ways counts as two (a looser limit, never a wrong answer).
-    static func origin(of urlString: String) -> String {
-        String(urlString[..<originEnd(of: urlString)])
-    }
-
-    /// Where ``origin(of:)`` of `urlString` ends.
+    /// Where the scheme and authority of `urlString` (`http://host:port`), the text before the path, end: that text
+    /// is the key of the engine's per-host admission. A host spelled two ways counts as two (a looser limit, never a
+    /// wrong answer).
     static func originEnd(of urlString: String) -> String.Index {
         let utf8 = urlString.utf8
         guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return utf8.endIndex }
