@@ -33,8 +33,8 @@ final class CurlEngine: @unchecked Sendable {
     // `deinit` when the thread never ran its loop.
 
     enum Command: Sendable {
-        /// Start a transfer; its caller waits on the continuation.
-        case add(CurlTransfer, CurlTransferState.Mode, CheckedContinuation<CurlTransfer.Outcome, any Error>)
+        /// Start a transfer; its caller waits on the continuation (resumed exactly once: see ``CurlTransfer/caller``).
+        case add(CurlTransfer, CurlTransferState.Mode, UnsafeContinuation<CurlTransfer.Outcome, any Error>)
         case stop(CurlTransfer, CurlTransfer.Stop)
         /// The consumer of a streamed body read what waited.
         case unpause(CurlTransfer)
@@ -101,6 +101,8 @@ final class CurlEngine: @unchecked Sendable {
     private var waitingCount = 0
     /// Origins where a transfer left the multi handle: the loop admits their next waiting transfers.
     private var originsWithRoom: [String] = []
+    /// The origin `limitedOrigin` returned last.
+    private var lastOrigin = ""
     /// No waiting transfer's deadline is earlier (uptime ns); may be earlier than the nearest that still waits.
     private var nearestWaitDeadline = UInt64.max
     /// The transport released the engine: the loop ends when the last transfer has.
@@ -338,18 +340,24 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Transfers waiting for room on one origin, first come first served. One stopped while waiting (cancelled,
     /// timed out) stays in place, no longer `isWaiting`, and is skipped when reached.
+    ///
+    /// A line that is never empty (more requests than connections, all the time) is compacted only now and then:
+    /// the slot of a transfer that left is cleared at once, so the line does not keep finished transfers (their
+    /// requests, bodies and header lists) alive until then, nor free them in a batch on the engine thread.
     struct WaitingLine {
-        private var transfers: [CurlTransfer] = []
+        private var transfers: [CurlTransfer?] = []
         private var head = 0
 
         var isEmpty: Bool { head == transfers.count }
-        var waiting: ArraySlice<CurlTransfer> { transfers[head...] }
+        /// The transfers from the first that has not left, in order (stopped ones included).
+        var waiting: some Sequence<CurlTransfer> { transfers[head...].lazy.compactMap { $0 } }
 
         mutating func append(_ transfer: CurlTransfer) { transfers.append(transfer) }
 
         mutating func popFirst() -> CurlTransfer? {
             guard head < transfers.count else { return nil }
             let first = transfers[head]
+            transfers[head] = nil
             head += 1
             if head == transfers.count {
                 transfers.removeAll(keepingCapacity: true)
@@ -367,7 +375,12 @@ final class CurlEngine: @unchecked Sendable {
         guard configuration.maximumConnectionsPerHost > 0,
             configuration.httpVersion == .http1 || !transfer.isHTTPS
         else { return nil }
-        return CurlTransfer.origin(of: transfer.urlString)
+        // The origin of the transfer before is reused when it is the same (it usually is): an origin longer than 15
+        // bytes is a `String` allocation per transfer otherwise, and the same text hashes alike.
+        let end = CurlTransfer.originEnd(of: transfer.urlString)
+        if transfer.urlString.utf8[..<end].elementsEqual(lastOrigin.utf8) { return lastOrigin }
+        lastOrigin = String(transfer.urlString[..<end])
+        return lastOrigin
     }
 
     /// Puts `transfer` in its origin's line, with the deadline it may wait until (its head deadline when streamed,

@@ -39,6 +39,7 @@ extension CurlTransfer {
         }
         switch handle(.body) {
         case .collect:
+            if received == 0, let easy { reserveBody(easy.pointer, first: bytes.count) }
             received += bytes.count
             data.append(bytes.bindMemory(to: UInt8.self))
         case .write:
@@ -60,6 +61,22 @@ extension CurlTransfer {
             report(next)
         }
         return bytes.count
+    }
+
+    /// The most room made for a collected body from its `Content-Length` before its bytes arrive.
+    static let bodyReserveBound = 8 << 20
+
+    /// Makes room for a collected body of the length its head gave (`Content-Length`, as libcurl read it), when more
+    /// than its `first` bytes are to come: a body of several writes then grows once instead of by doubling, copying
+    /// what came so far each time. The room is bounded (``bodyReserveBound`` and the response limit), so a length the
+    /// server got wrong costs at most that much memory: the bytes are appended as they come, whatever it said.
+    private func reserveBody(_ handle: UnsafeMutableRawPointer, first: Int) {
+        var length: curl_off_t = -1
+        guard ccurl_easy_getinfo_off_t(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK,
+            length > first
+        else { return }
+        let bound = min(maximumResponseBytes ?? Self.bodyReserveBound, Self.bodyReserveBound)
+        data.reserveCapacity(Int(clamping: min(length, curl_off_t(bound))))
     }
 
     /// Resumes the caller with the head and a body stream (``CurlTransferState/Action/deliverHead(bufferLimit:)``).
@@ -89,7 +106,7 @@ extension CurlTransfer {
     /// How a call is settled: what ``settle(_:message:verifyResult:)`` does at once, or after the last progress
     /// report (a value rather than a closure: a transfer without a progress handler, most of them, allocates none).
     private enum Settlement: Sendable {
-        case resume(CheckedContinuation<Outcome, any Error>, Result<Outcome, any Error>)
+        case resume(UnsafeContinuation<Outcome, any Error>, Result<Outcome, any Error>)
         case finish(HTTPBodyWriter, throwing: (any Error)?)
 
         func perform() {

@@ -106,7 +106,7 @@ final class CurlTransfer: @unchecked Sendable {
     let method: String
     /// The request's header list for CURLOPT_HTTPHEADER, built in the caller's task (not on the engine thread):
     /// `Name: value` lines (`Name;` for an empty value), `Expect:` unless the request set one, and the default
-    /// `User-Agent` unless it has one. Owned by the transfer; freed with it.
+    /// `User-Agent` unless it has one. One allocation (``makeHeaderList(_:)``), owned by the transfer; freed with it.
     let slist: UnsafeMutablePointer<curl_slist>?
     let isHTTPS: Bool
     let body: Body
@@ -122,7 +122,11 @@ final class CurlTransfer: @unchecked Sendable {
     // Engine-thread state. What the transfer may do next is `state` alone; the rest is what the actions use.
     var state = CurlTransferState.created
     /// The caller waiting for the head (streamed) or the whole response, until it is resumed.
-    var caller: CheckedContinuation<Outcome, any Error>?
+    ///
+    /// An `UnsafeContinuation`, not a checked one (which allocates a canary per call): it is resumed exactly once, by
+    /// whoever takes it out of this property (``settle(_:message:verifyResult:)``, or the head's delivery of a
+    /// stream), or by the transport when the engine refused the `add` command that carries it.
+    var caller: UnsafeContinuation<Outcome, any Error>?
     /// The body stream's end, once the head was handed on (``CurlTransferState/Response/streaming(_:)``).
     var writer: HTTPBodyWriter?
     var easy: CurlEasyHandle?
@@ -171,29 +175,26 @@ final class CurlTransfer: @unchecked Sendable {
         self.maximumResponseBytes = maximumResponseBytes
         self.progress = progressHandler.map { CurlProgressRelay(handler: $0) }
         self.isHTTPS = Self.hasHTTPSScheme(urlString)
-        var list: UnsafeMutablePointer<curl_slist>?
+        self.slist = Self.makeHeaderList(request.allHTTPHeaderFields ?? [:])
+        // Room for a head's fields, made here rather than grown field by field on the engine thread.
+        responseHeaders.reserveCapacity(16)
+    }
+
+    deinit {
+        if let slist { UnsafeMutableRawPointer(slist).deallocate() }
+    }
+
+    /// The header list of a request with `fields` as a `curl_slist` in one allocation, its nodes first and then
+    /// their lines as C strings, freed with `deallocate()`: `curl_slist_append` made two allocations per line (the
+    /// node and a copy of the line), and libcurl only reads a CURLOPT_HTTPHEADER list, which its owner frees. `nil`
+    /// for no lines (there always are: `Expect` and `User-Agent` are set unless the request sets them).
+    static func makeHeaderList(_ fields: [String: String]) -> UnsafeMutablePointer<curl_slist>? {
+        let expect = "Expect:"
         var hasUserAgent = false
         var hasExpect = false
-        // Each line is written into one buffer and handed to libcurl as a C string (libcurl copies it), rather than
-        // made a `String` of its own first.
-        var line: [UInt8] = []
-        func append(_ name: String, _ value: String) {
-            line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: name.utf8)
-            if value.isEmpty {
-                line.append(UInt8(ascii: ";"))
-            } else {
-                line.append(UInt8(ascii: ":"))
-                line.append(UInt8(ascii: " "))
-                line.append(contentsOf: value.utf8)
-            }
-            line.append(0)
-            list =
-                line.withUnsafeBytes { bytes in
-                    curl_slist_append(list, bytes.baseAddress?.assumingMemoryBound(to: CChar.self))
-                } ?? list
-        }
-        for (name, value) in request.allHTTPHeaderFields ?? [:] {
+        var lineCount = 0
+        var textCount = 0
+        for (name, value) in fields {
             // The sensitive-header mark is never sent: left out here rather than removed from the request, which
             // would copy its every field.
             if HTTPFieldName.equal(name, URLRequest.sensitiveHeadersField) { continue }
@@ -203,17 +204,53 @@ final class CurlTransfer: @unchecked Sendable {
             case 6 where HTTPFieldName.equal(name, "Expect"): hasExpect = true
             default: break
             }
-            append(name, value)
+            lineCount += 1
+            // `Name: value` or `Name;`, and the terminating zero.
+            textCount += name.utf8.count + (value.isEmpty ? 1 : 2 + value.utf8.count) + 1
         }
-        if !hasExpect { list = curl_slist_append(list, "Expect:") ?? list }
-        if !hasUserAgent { list = curl_slist_append(list, CurlOptions.defaultUserAgentLine) ?? list }
-        self.slist = list
-        // Room for a head's fields, made here rather than grown field by field on the engine thread.
-        responseHeaders.reserveCapacity(16)
-    }
-
-    deinit {
-        if let slist { curl_slist_free_all(slist) }
+        if !hasExpect {
+            lineCount += 1
+            textCount += expect.utf8.count + 1
+        }
+        if !hasUserAgent {
+            lineCount += 1
+            textCount += CurlOptions.defaultUserAgentLine.utf8.count + 1
+        }
+        guard lineCount > 0 else { return nil }
+        let nodesSize = lineCount * MemoryLayout<curl_slist>.stride
+        let memory = UnsafeMutableRawPointer.allocate(
+            byteCount: nodesSize + textCount,
+            alignment: MemoryLayout<curl_slist>.alignment
+        )
+        let nodes = memory.bindMemory(to: curl_slist.self, capacity: lineCount)
+        let text = UnsafeMutableBufferPointer(
+            start: (memory + nodesSize).bindMemory(to: UInt8.self, capacity: textCount),
+            count: textCount
+        )
+        var node = 0
+        var offset = 0
+        func write(_ part: String) {
+            offset = UnsafeMutableBufferPointer(rebasing: text[offset...]).initialize(from: part.utf8).1 + offset
+        }
+        func line(_ write: () -> Void) {
+            let start = offset
+            write()
+            text[offset] = 0
+            offset += 1
+            let data = (memory + nodesSize + start).assumingMemoryBound(to: CChar.self)
+            (nodes + node).initialize(to: curl_slist(data: data, next: node + 1 < lineCount ? nodes + node + 1 : nil))
+            node += 1
+        }
+        for (name, value) in fields where !HTTPFieldName.equal(name, URLRequest.sensitiveHeadersField) {
+            line {
+                write(name)
+                write(value.isEmpty ? ";" : ": ")
+                write(value)
+            }
+        }
+        if !hasExpect { line { write(expect) } }
+        if !hasUserAgent { line { write(CurlOptions.defaultUserAgentLine) } }
+        return nodes
     }
 
     /// Whether `urlString` begins with the scheme `https:` (in any case), read on its bytes.
@@ -295,11 +332,12 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Header fields with duplicates merged by ", " (compared case-insensitively; the first spelling is kept), as
     /// URLSession does.
-    /// The scheme and authority of `urlString` (`http://host:port`), the text before the path: the key of the
-    /// engine's per-host admission. A host spelled two ways counts as two (a looser limit, never a wrong answer).
-    static func origin(of urlString: String) -> String {
+    /// Where the scheme and authority of `urlString` (`http://host:port`), the text before the path, end: that text
+    /// is the key of the engine's per-host admission. A host spelled two ways counts as two (a looser limit, never a
+    /// wrong answer).
+    static func originEnd(of urlString: String) -> String.Index {
         let utf8 = urlString.utf8
-        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return urlString }
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return utf8.endIndex }
         var index = utf8.index(after: colon)
         while index != utf8.endIndex, utf8[index] == UInt8(ascii: "/") { index = utf8.index(after: index) }
         while index != utf8.endIndex {
@@ -307,7 +345,7 @@ final class CurlTransfer: @unchecked Sendable {
             if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
             index = utf8.index(after: index)
         }
-        return String(urlString[..<index])
+        return index
     }
 
     static func merged(_ headerFields: [(name: String, value: String)]) -> [String: String] {

@@ -231,7 +231,7 @@ public final class CurlTransport: HTTPTransport {
         let outcome: CurlTransfer.Outcome
         do {
             outcome = try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+                try await withUnsafeThrowingContinuation { continuation in
                     // The continuation travels in the command: the engine thread alone touches the transfer's state.
                     // Refused once the transport is shut down: the transfer never reached the engine thread.
                     if !engine.submit(.add(transfer, mode, continuation)) {

@@ -100,6 +100,53 @@ import FoundationNetworking
         #expect(server.requests.map(\.path) == ["/first"])
     }
 
+    /// Each origin has its own limit, whichever origin the transfer before had (the engine reuses the last origin's
+    /// text when the next is the same): with one connection per host busy on one server, the other is not held up.
+    @Test func anotherOriginDoesNotWaitForABusyOne() async throws {
+        let (one, busy, slow) = try await busyConnection(answeringAfter: .milliseconds(800))
+        let other = try LoopbackServer { _ in .text("other") }
+        let started = ContinuousClock.now
+        #expect(try await one.text(request(other, "/a")).0 == "other")
+        #expect(try await one.text(request(other, "/b")).0 == "other")
+        #expect(started.duration(to: .now) < .milliseconds(600), "waited for the busy origin's connection")
+        // And the busy origin's next request still waits its turn, then goes.
+        #expect(try await one.text(request(busy, "/after")).0 == "quick")
+        #expect(try await slow.value.1.statusCode == 200)
+        #expect(busy.requests.map(\.path) == ["/slow", "/after"])
+        await one.shutdown()
+    }
+
+    /// A line that never empties (more requests than connections, all the time) lets go of each transfer when it
+    /// leaves, not when the line is next compacted: a finished request's transfer (its request, body and header
+    /// list) is freed by its caller, not kept until a batch of them is freed on the engine thread.
+    @Test func aWaitingLineLetsGoOfTheTransfersThatLeftIt() throws {
+        let url = try #require(URL(string: "http://example.test/line"))
+        func transfer() -> CurlTransfer {
+            CurlTransfer(
+                request: URLRequest(url: url),
+                url: url,
+                body: .none,
+                timeoutMilliseconds: 0,
+                headDeadline: nil,
+                maximumResponseBytes: nil,
+                progressHandler: nil
+            )
+        }
+        var line = CurlEngine.WaitingLine()
+        weak var left: CurlTransfer?
+        do {
+            let first = transfer()
+            left = first
+            line.append(first)
+        }
+        line.append(transfer())
+        line.append(transfer())
+        #expect(line.popFirst() === left)
+        #expect(left == nil, "the line still holds the transfer that left it")
+        #expect(!line.isEmpty)
+        #expect(Array(line.waiting).count == 2)
+    }
+
     /// A transport with one connection per host, busy with `/slow`, which the server answers after `delay`
     /// (every other path at once): the next request to that server waits in the engine's line.
     private func busyConnection(

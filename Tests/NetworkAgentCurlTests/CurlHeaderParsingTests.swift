@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAgentTestServer
 import Testing
 
 @testable import NetworkAgentCurl
@@ -89,5 +90,27 @@ import FoundationNetworking
         #expect(expected["X-Dup"] == "one, two, three" && expected["Émoji-X"] == "1, 2")
         let many = (0..<40).map { (name: "X-F\($0 % 20)", value: "\($0)") }
         #expect(CurlTransfer.merged(many)["X-F3"] == "3, 23")
+    }
+
+    /// A head far larger than the room made for its fields (40 fields, one line near libcurl's 100 KiB limit for a
+    /// line) arrives whole over the wire, and the next response on the reused connection and handle has only its own.
+    @Test func aHeadLargerThanItsRoomArrivesWholeAndLeavesNothingBehind() async throws {
+        let big = String(repeating: "v", count: 100_000)
+        let server = try LoopbackServer { request in
+            guard request.path == "/big" else { return .text("small") }
+            let fields = (0..<40).map { (name: "X-Field-\($0 % 30)", value: "value \($0)") }
+            return ServerResponse(headers: fields + [("X-Big", big)], body: .data(Data("big".utf8)))
+        }
+        let transport = CurlTransport()
+        let (body, response) = try await transport.text(request(server, "/big"))
+        #expect(body == "big")
+        #expect(response.value(forHTTPHeaderField: "X-Big") == big)
+        #expect(response.value(forHTTPHeaderField: "x-field-5") == "value 5, value 35")
+        #expect(response.value(forHTTPHeaderField: "X-Field-29") == "value 29")
+        let (small, next) = try await transport.text(request(server, "/small"))
+        #expect(small == "small")
+        #expect(next.value(forHTTPHeaderField: "X-Big") == nil && next.value(forHTTPHeaderField: "X-Field-0") == nil)
+        #expect(server.connectionCount == 1)
+        await transport.shutdown()
     }
 }

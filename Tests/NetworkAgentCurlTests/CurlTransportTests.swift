@@ -253,6 +253,28 @@ import FoundationNetworking
         #expect(error?.urlErrorCode == .networkConnectionLost)
     }
 
+    /// A collected body gets room for the length its head gives: a body of many writes arrives whole, and a length
+    /// the server got wrong (50 GB, then 100 bytes and the connection closed) fails as a lost connection without the
+    /// transport reserving what it said.
+    @Test func aBodyIsCollectedWholeWhateverItsContentLengthSays() async throws {
+        let large = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let server = try LoopbackServer { request in
+            guard request.path == "/lies" else { return ServerResponse(body: .data(large)) }
+            return ServerResponse(
+                headers: [("Content-Length", "50000000000"), ("Connection", "close")],
+                body: .data(Data(repeating: 7, count: 100))
+            )
+        }
+        let (data, _) = try await transport.send(request(server, "/large"))
+        #expect(data == large)
+        let error = await networkError { _ = try await transport.send(request(server, "/lies")) }
+        #expect(error?.code == .transport)
+        #expect(error?.urlErrorCode == .networkConnectionLost, "\(String(describing: error))")
+        let limited = NetworkAgent(transport: transport, configuration: .init(maximumResponseBytes: 1000))
+        let tooLarge = await networkError { _ = try await limited.request(CurlTestEndpoint(baseURL: server.baseURL)) }
+        #expect(tooLarge?.code == .responseTooLarge)
+    }
+
     @Test func noCookieEngineByDefaultAndOneOnRequest() async throws {
         let server = try LoopbackServer { request in
             request.path == "/set" ? .text("set", headers: [("Set-Cookie", "sid=abc; Path=/")]) : .text("check")
