@@ -330,8 +330,6 @@ final class CurlTransfer: @unchecked Sendable {
         return (start, stop)
     }
 
-    /// Header fields with duplicates merged by ", " (compared case-insensitively; the first spelling is kept), as
-    /// URLSession does.
     /// Where the scheme and authority of `urlString` (`http://host:port`), the text before the path, end: that text
     /// is the key of the engine's per-host admission. A host spelled two ways counts as two (a looser limit, never a
     /// wrong answer).
@@ -348,6 +346,8 @@ final class CurlTransfer: @unchecked Sendable {
         return index
     }
 
+    /// Header fields with duplicates merged by ", " (compared case-insensitively; the first spelling is kept), as
+    /// URLSession does.
     static func merged(_ headerFields: [(name: String, value: String)]) -> [String: String] {
         var fields: [String: String] = [:]
         fields.reserveCapacity(headerFields.count)
