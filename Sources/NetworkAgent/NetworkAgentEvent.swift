@@ -89,7 +89,27 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
     /// What happened, as a typed value.
     public var kind: Kind
     /// Details for people, e.g. `attempt`, `delay_ms` or `reason`. Never credentials.
-    public var attributes: [String: String]
+    public var attributes: [String: String] {
+        get {
+            switch details {
+            case .given(let attributes): attributes
+            case .seconds(let duration): Self.secondsAttributes(duration)
+            }
+        }
+        set { details = .given(newValue) }
+    }
+
+    /// What ``attributes`` reads: given ones, or a duration formatted only when someone reads it.
+    ///
+    /// The transport reports every exchange's time to headers; most observers (the metrics plugin) read its typed
+    /// ``kind`` only, and formatting a `Double` into a dictionary per request for nobody cost about a microsecond.
+    private enum Details: Sendable {
+        case given([String: String])
+        /// `["seconds": "<duration in seconds>"]`, formatted when read.
+        case seconds(Duration)
+    }
+
+    private var details: Details
 
     /// The emitting plugin's stable name, from ``kind``.
     public var source: String { kind.source }
@@ -103,7 +123,33 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
     ///   - attributes: Details for people; never credentials.
     public init(_ kind: Kind, attributes: [String: String] = [:]) {
         self.kind = kind
-        self.attributes = attributes
+        self.details = .given(attributes)
+    }
+
+    /// The ``Kind/responseHeaders(after:)`` event with its `seconds` attribute, formatted only when read: the same
+    /// event as `NetworkAgentEvent(.responseHeaders(after: duration), attributes: ["seconds": "\(seconds)"])`.
+    ///
+    /// - Parameter duration: The time from starting the hop to its response headers.
+    /// - Returns: The event.
+    package static func responseHeaders(after duration: Duration) -> NetworkAgentEvent {
+        var event = NetworkAgentEvent(.responseHeaders(after: duration))
+        event.details = .seconds(duration)
+        return event
+    }
+
+    /// The attributes of a ``Kind/responseHeaders(after:)`` event: its duration in seconds, as `Double` prints it.
+    private static func secondsAttributes(_ duration: Duration) -> [String: String] {
+        ["seconds": "\(duration.timeInterval)"]
+    }
+
+    /// Events are equal when their kinds and their attributes are, however the attributes are held.
+    ///
+    /// - Parameters:
+    ///   - lhs: An event.
+    ///   - rhs: Another event.
+    /// - Returns: Whether they are equal.
+    public static func == (lhs: NetworkAgentEvent, rhs: NetworkAgentEvent) -> Bool {
+        lhs.kind == rhs.kind && lhs.attributes == rhs.attributes
     }
 
     /// Creates an event of kind ``Kind/other(source:name:)``, which observers know only by its source and name.
@@ -120,6 +166,7 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         // Built in one string (the logging plugin describes every event it logs): no arrays in between.
         let text = source + "." + name
+        let attributes = attributes
         if attributes.count == 1, let only = attributes.first { return text + " " + only.key + "=" + only.value }
         return attributes.sorted { $0.key < $1.key }.reduce(into: text) { text, attribute in
             text += " " + attribute.key + "=" + attribute.value
