@@ -166,9 +166,9 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         // Built in one string (the logging plugin describes every event it logs): no arrays in between.
         let text = source + "." + name
-        let attributes = attributes
-        if attributes.count == 1, let only = attributes.first { return text + " " + only.key + "=" + only.value }
-        return attributes.sorted { $0.key < $1.key }.reduce(into: text) { text, attribute in
+        let shown = attributes
+        if shown.count == 1, let only = shown.first { return text + " " + only.key + "=" + only.value }
+        return shown.sorted { $0.key < $1.key }.reduce(into: text) { text, attribute in
             text += " " + attribute.key + "=" + attribute.value
         }
     }

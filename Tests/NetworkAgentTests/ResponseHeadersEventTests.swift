@@ -39,6 +39,15 @@ import Testing
         #expect(lazy == formatted)
         #expect(lazy.description == "cache.hit hop=2 seconds=0.25")
         #expect(lazy != NetworkAgentEvent.responseHeaders(after: .milliseconds(250)))
+        #expect(
+            NetworkAgentEvent.responseHeaders(after: .milliseconds(250)).description
+                == "transport.response_headers seconds=0.25"
+        )
+        let given = NetworkAgentEvent(.retryScheduled(delay: .zero), attributes: ["attempt": "1"])
+        var copy = given
+        copy.attributes["attempt"] = "2"
+        #expect(given.description == "retry.retry_scheduled attempt=1")
+        #expect(copy.description == "retry.retry_scheduled attempt=2")
     }
 
     @Test func transportsEmitTheEventWithItsSeconds() async {
