@@ -87,26 +87,36 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// What happened, as a typed value.
-    public var kind: Kind
+    public var kind: Kind {
+        didSet {
+            // The attributes stay those of the time to headers the event was made with.
+            if case .secondsOfKind = details, case .responseHeaders(let duration) = oldValue {
+                details = .given(Self.secondsAttributes(duration))
+            }
+        }
+    }
     /// Details for people, e.g. `attempt`, `delay_ms` or `reason`. Never credentials.
     public var attributes: [String: String] {
         get {
             switch details {
             case .given(let attributes): attributes
-            case .seconds(let duration): Self.secondsAttributes(duration)
+            case .secondsOfKind:
+                if case .responseHeaders(let duration) = kind { Self.secondsAttributes(duration) } else { [:] }
             }
         }
         set { details = .given(newValue) }
     }
 
-    /// What ``attributes`` reads: given ones, or a duration formatted only when someone reads it.
+    /// What ``attributes`` reads: given ones, or the time to headers of ``kind``, formatted only when someone reads it.
     ///
     /// The transport reports every exchange's time to headers; most observers (the metrics plugin) read its typed
-    /// ``kind`` only, and formatting a `Double` into a dictionary per request for nobody cost about a microsecond.
+    /// ``kind`` only, and formatting a `Double` into a dictionary per request for nobody cost an allocation. The
+    /// duration is read from ``kind`` rather than held again, so that the event is no larger than a kind and a
+    /// dictionary (a larger event made async frames that hold one larger, and the full chain allocate more).
     private enum Details: Sendable {
         case given([String: String])
-        /// `["seconds": "<duration in seconds>"]`, formatted when read.
-        case seconds(Duration)
+        /// `["seconds": "<the duration of kind in seconds>"]`, formatted when read.
+        case secondsOfKind
     }
 
     private var details: Details
@@ -133,7 +143,7 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
     /// - Returns: The event.
     package static func responseHeaders(after duration: Duration) -> NetworkAgentEvent {
         var event = NetworkAgentEvent(.responseHeaders(after: duration))
-        event.details = .seconds(duration)
+        event.details = .secondsOfKind
         return event
     }
 

@@ -50,6 +50,18 @@ import Testing
         #expect(copy.description == "retry.retry_scheduled attempt=2")
     }
 
+    /// The event as it was: a kind and its attributes.
+    struct StoredAttributes {
+        var kind: NetworkAgentEvent.Kind
+        var attributes: [String: String]
+    }
+
+    /// A larger event makes every async frame holding one (or a metrics observation) larger: the full chain allocated
+    /// two more blocks per request with the duration held a second time.
+    @Test func theEventIsNoLargerThanAKindAndItsAttributes() {
+        #expect(MemoryLayout<NetworkAgentEvent>.size == MemoryLayout<StoredAttributes>.size)
+    }
+
     @Test func transportsEmitTheEventWithItsSeconds() async {
         let seen = Locked([NetworkAgentEvent]())
         await NetworkAgentEvents.observing({ event in seen.withLock { $0.append(event) } }) {
