@@ -151,10 +151,13 @@ struct RecordFormatter: Sendable {
 
     /// `--- retry.retry_scheduled attempt=1 delay_ms=200`, the same at every level.
     func eventRecord(_ event: NetworkAgentEvent) -> LogRecord {
+        // Read once: the transport's time-to-headers event formats its attributes on each read.
+        let attributes = event.attributes
         var shown = event
-        var metadata = metadata(extra: 1 + event.attributes.count)
+        shown.attributes = attributes
+        var metadata = metadata(extra: 1 + attributes.count)
         metadata["event"] = event.source + "." + event.name
-        for (key, value) in event.attributes {
+        for (key, value) in attributes {
             let safe = policy.redactedAttribute(key: key, value: value)
             // Most values are shown as they are: the event's attributes are copied only for one that is not.
             if safe != value { shown.attributes[key] = safe }

@@ -41,21 +41,48 @@ public struct MetricsLabels: Hashable, Sendable, CustomStringConvertible {
     /// - Returns: ``MetricsRouteNaming/metricsRoute`` when the endpoint adopts it; for an enum, the case name
     ///   (`.pokemon(id: 25)` gives `pokemon`); otherwise the type name.
     public static func route(for endpoint: any NetworkAgentEndpoint) -> String {
-        if let named = endpoint as? any MetricsRouteNaming {
-            return named.metricsRoute
-        }
-        // A type that is not an enum has one route, its name: worked out once per type (a `Mirror` per request costs
-        // microseconds).
+        // What kind of route a type has is worked out once per type: the `MetricsRouteNaming` cast of a type that
+        // does not adopt it searches the conformances (~0.2 µs), and a `Mirror` per request costs microseconds.
         let type = ObjectIdentifier(Swift.type(of: endpoint))
-        if let route = typeRoutes.withLock({ $0[type] }) { return route }
+        switch typeRoutes.withLock({ $0[type] }) {
+        case .fixed(let route): return route
+        case .enumCase: return caseName(of: endpoint, Mirror(reflecting: endpoint))
+        case .named: if let named = endpoint as? any MetricsRouteNaming { return named.metricsRoute }
+        case nil: break
+        }
+        let (kind, route) = uncachedRoute(for: endpoint)
+        typeRoutes.withLock { routes in
+            if routes.count < maximumRememberedTypes { routes[type] = kind }
+        }
+        return route
+    }
+
+    /// How a type's endpoints are named, as ``route(for:)`` remembers it per type.
+    enum TypeRoute: Equatable {
+        /// The type adopts ``MetricsRouteNaming``: each endpoint names its own route.
+        case named
+        /// An enum: the route is the case name of each endpoint.
+        case enumCase
+        /// Any other type: one route for all its endpoints, the type's name.
+        case fixed(String)
+    }
+
+    /// The route of an endpoint and the kind of route its type has, worked out from scratch: what ``route(for:)``
+    /// gives the first endpoint of a type.
+    static func uncachedRoute(for endpoint: any NetworkAgentEndpoint) -> (TypeRoute, String) {
+        if let named = endpoint as? any MetricsRouteNaming {
+            return (.named, named.metricsRoute)
+        }
         let mirror = Mirror(reflecting: endpoint)
         guard mirror.displayStyle == .enum else {
             let route = String(describing: Swift.type(of: endpoint))
-            typeRoutes.withLock { routes in
-                if routes.count < maximumRememberedTypes { routes[type] = route }
-            }
-            return route
+            return (.fixed(route), route)
         }
+        return (.enumCase, caseName(of: endpoint, mirror))
+    }
+
+    /// The case name of an enum endpoint, from its mirror.
+    private static func caseName(of endpoint: any NetworkAgentEndpoint, _ mirror: Mirror) -> String {
         // A case with associated values reflects as one child labelled with the case name; a case without any
         // has no children and describes itself by its name (unless the enum customises its description, which is
         // then still one fixed text per case).
@@ -65,8 +92,8 @@ public struct MetricsLabels: Hashable, Sendable, CustomStringConvertible {
         return String(describing: endpoint)
     }
 
-    /// The routes of endpoint types that are not enums, by type.
-    private static let typeRoutes = Locked([ObjectIdentifier: String]())
+    /// How the routes of the endpoint types seen so far are found, by type.
+    private static let typeRoutes = Locked([ObjectIdentifier: TypeRoute]())
     /// The most types ``typeRoutes`` remembers (an app has a few endpoint types).
     private static let maximumRememberedTypes = 1_024
 

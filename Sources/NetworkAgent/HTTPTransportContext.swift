@@ -73,9 +73,8 @@ public enum HTTPTransportContext {
     /// - Parameter duration: The time from starting the hop to its response headers.
     public static func reportResponseHeaders(after duration: Duration) {
         guard NetworkAgentEvents.hasObservers else { return }
-        NetworkAgentEvents.emit(
-            NetworkAgentEvent(.responseHeaders(after: duration), attributes: ["seconds": "\(duration.timeInterval)"])
-        )
+        // The `seconds` attribute is formatted only if an observer reads it (a logging sink keeping `debug`).
+        NetworkAgentEvents.emit(.responseHeaders(after: duration))
     }
 
     /// Maps a failure to the ``NetworkAgentError`` that ``URLSessionTransport`` gives for it: a `URLError`

@@ -87,9 +87,39 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// What happened, as a typed value.
-    public var kind: Kind
+    public var kind: Kind {
+        didSet {
+            // The attributes stay those of the time to headers the event was made with.
+            if case .secondsOfKind = details, case .responseHeaders(let duration) = oldValue {
+                details = .given(Self.secondsAttributes(duration))
+            }
+        }
+    }
     /// Details for people, e.g. `attempt`, `delay_ms` or `reason`. Never credentials.
-    public var attributes: [String: String]
+    public var attributes: [String: String] {
+        get {
+            switch details {
+            case .given(let attributes): attributes
+            case .secondsOfKind:
+                if case .responseHeaders(let duration) = kind { Self.secondsAttributes(duration) } else { [:] }
+            }
+        }
+        set { details = .given(newValue) }
+    }
+
+    /// What ``attributes`` reads: given ones, or the time to headers of ``kind``, formatted only when someone reads it.
+    ///
+    /// The transport reports every exchange's time to headers; most observers (the metrics plugin) read its typed
+    /// ``kind`` only, and formatting a `Double` into a dictionary per request for nobody cost an allocation. The
+    /// duration is read from ``kind`` rather than held again, so that the event is no larger than a kind and a
+    /// dictionary (a larger event made async frames that hold one larger, and the full chain allocate more).
+    private enum Details: Sendable {
+        case given([String: String])
+        /// `["seconds": "<the duration of kind in seconds>"]`, formatted when read.
+        case secondsOfKind
+    }
+
+    private var details: Details
 
     /// The emitting plugin's stable name, from ``kind``.
     public var source: String { kind.source }
@@ -103,7 +133,33 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
     ///   - attributes: Details for people; never credentials.
     public init(_ kind: Kind, attributes: [String: String] = [:]) {
         self.kind = kind
-        self.attributes = attributes
+        self.details = .given(attributes)
+    }
+
+    /// The ``Kind/responseHeaders(after:)`` event with its `seconds` attribute, formatted only when read: the same
+    /// event as `NetworkAgentEvent(.responseHeaders(after: duration), attributes: ["seconds": "\(seconds)"])`.
+    ///
+    /// - Parameter duration: The time from starting the hop to its response headers.
+    /// - Returns: The event.
+    package static func responseHeaders(after duration: Duration) -> NetworkAgentEvent {
+        var event = NetworkAgentEvent(.responseHeaders(after: duration))
+        event.details = .secondsOfKind
+        return event
+    }
+
+    /// The attributes of a ``Kind/responseHeaders(after:)`` event: its duration in seconds, as `Double` prints it.
+    private static func secondsAttributes(_ duration: Duration) -> [String: String] {
+        ["seconds": "\(duration.timeInterval)"]
+    }
+
+    /// Events are equal when their kinds and their attributes are, however the attributes are held.
+    ///
+    /// - Parameters:
+    ///   - lhs: An event.
+    ///   - rhs: Another event.
+    /// - Returns: Whether they are equal.
+    public static func == (lhs: NetworkAgentEvent, rhs: NetworkAgentEvent) -> Bool {
+        lhs.kind == rhs.kind && lhs.attributes == rhs.attributes
     }
 
     /// Creates an event of kind ``Kind/other(source:name:)``, which observers know only by its source and name.
@@ -120,8 +176,9 @@ public struct NetworkAgentEvent: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         // Built in one string (the logging plugin describes every event it logs): no arrays in between.
         let text = source + "." + name
-        if attributes.count == 1, let only = attributes.first { return text + " " + only.key + "=" + only.value }
-        return attributes.sorted { $0.key < $1.key }.reduce(into: text) { text, attribute in
+        let shown = attributes
+        if shown.count == 1, let only = shown.first { return text + " " + only.key + "=" + only.value }
+        return shown.sorted { $0.key < $1.key }.reduce(into: text) { text, attribute in
             text += " " + attribute.key + "=" + attribute.value
         }
     }
