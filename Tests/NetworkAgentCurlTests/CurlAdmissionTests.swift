@@ -121,17 +121,7 @@ import FoundationNetworking
     /// list) is freed by its caller, not kept until a batch of them is freed on the engine thread.
     @Test func aWaitingLineLetsGoOfTheTransfersThatLeftIt() throws {
         let url = try #require(URL(string: "http://example.test/line"))
-        func transfer() -> CurlTransfer {
-            CurlTransfer(
-                request: URLRequest(url: url),
-                url: url,
-                body: .none,
-                timeoutMilliseconds: 0,
-                headDeadline: nil,
-                maximumResponseBytes: nil,
-                progressHandler: nil
-            )
-        }
+        func transfer() -> CurlTransfer { .plainGET(url) }
         var line = CurlEngine.WaitingLine()
         weak var left: CurlTransfer?
         do {

@@ -44,15 +44,7 @@ import FoundationNetworking
         (CURLE_RECV_ERROR, 0, nil, .networkConnectionLost),
     ])
     func aTLSFailureKeepsItsVerifyResult(code: CURLcode, verifyResult: Int, kept: Int?, urlCode: URLError.Code) {
-        let transfer = CurlTransfer(
-            request: URLRequest(url: URL(string: "https://example.invalid/")!),
-            url: URL(string: "https://example.invalid/")!,
-            body: .none,
-            timeoutMilliseconds: 0,
-            headDeadline: nil,
-            maximumResponseBytes: nil,
-            progressHandler: nil
-        )
+        let transfer = CurlTransfer.plainGET(URL(string: "https://example.invalid/")!)
         let error = CurlErrors.error(
             for: code,
             message: "libcurl says no",

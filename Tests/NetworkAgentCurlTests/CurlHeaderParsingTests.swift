@@ -12,15 +12,7 @@ import FoundationNetworking
 @Suite struct CurlHeaderParsingTests {
     private func transfer() throws -> CurlTransfer {
         let url = try #require(URL(string: "http://example.test/h"))
-        let transfer = CurlTransfer(
-            request: URLRequest(url: url),
-            url: url,
-            body: .none,
-            timeoutMilliseconds: 0,
-            headDeadline: nil,
-            maximumResponseBytes: nil,
-            progressHandler: nil
-        )
+        let transfer = CurlTransfer.plainGET(url)
         // On libcurl, waiting for its head: header lines are read only then.
         transfer.state = .running(.flowing, .awaitingHead(.collect))
         return transfer
