@@ -14,8 +14,9 @@ extension GzipPlugin {
     func compressBody(of request: inout URLRequest) throws {
         // A request without a body (most are GETs) has nothing to compress: it is let go before the header searches,
         // each of which compares every field name of the request.
+        guard compressesRequests else { return }
         let body = request.httpBody
-        guard compressesRequests, body != nil || request.httpBodyStream != nil,
+        guard body != nil || request.httpBodyStream != nil,
             request.headerField("Content-Encoding") == nil,
             let contentType = request.headerField("Content-Type"),
             isCompressibleContentType(contentType)
