@@ -109,7 +109,7 @@ public struct AuthPlugin: NetworkAgentPlugin {
         _ request: consuming URLRequest,
         endpoint: any NetworkAgentEndpoint
     ) async throws -> URLRequest {
-        let requirement = (endpoint as? any AuthorizableEndpoint)?.authorization ?? .default
+        let requirement = Self.requirement(of: endpoint)
         if requirement == .none {
             return Self.withheld(request, reason: "opted_out")
         }
@@ -147,6 +147,31 @@ public struct AuthPlugin: NetworkAgentPlugin {
         }
         return request
     }
+
+    /// What `endpoint` asks of the plugin: its ``AuthorizableEndpoint/authorization``, or
+    /// ``AuthorizationRequirement/default`` when its type does not adopt ``AuthorizableEndpoint``.
+    ///
+    /// The types that do not adopt it are remembered (by their metatype's identity), so that the conformance cast,
+    /// which searches the conformance records when it fails (slow on Linux), runs once per type instead of once per
+    /// request. Only the failures are remembered: the answer of a type that adopts the protocol varies per endpoint.
+    package static func requirement(of endpoint: any NetworkAgentEndpoint) -> AuthorizationRequirement {
+        let type = ObjectIdentifier(Swift.type(of: endpoint))
+        if nonAuthorizableTypes.withLock({ $0.contains(type) }) {
+            return .default
+        }
+        if let authorizable = endpoint as? any AuthorizableEndpoint {
+            return authorizable.authorization
+        }
+        nonAuthorizableTypes.withLock { types in
+            if types.count < maximumRememberedTypes { types.insert(type) }
+        }
+        return .default
+    }
+
+    /// The endpoint types seen so far that do not adopt ``AuthorizableEndpoint``.
+    private static let nonAuthorizableTypes = Locked(Set<ObjectIdentifier>())
+    /// The most types ``nonAuthorizableTypes`` remembers (an app has a few endpoint types); beyond, the cast runs.
+    private static let maximumRememberedTypes = 1_024
 
     /// Whether `url`, whose origin is `origin`, receives credentials for an endpoint.
     package func isAllowed(_ origin: Origin, of url: URL, endpoint: any NetworkAgentEndpoint) -> Bool {

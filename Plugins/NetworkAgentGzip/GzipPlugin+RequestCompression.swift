@@ -12,14 +12,18 @@ extension GzipPlugin {
     /// Gzip-compresses the request's body in place, or leaves the request unchanged when it should not be compressed.
     /// In place, so that a request the caller holds alone is changed without Foundation's copy of it.
     func compressBody(of request: inout URLRequest) throws {
-        guard compressesRequests,
+        // A request without a body (most are GETs) has nothing to compress: it is let go before the header searches,
+        // each of which compares every field name of the request.
+        guard compressesRequests else { return }
+        let body = request.httpBody
+        guard body != nil || request.httpBodyStream != nil,
             request.headerField("Content-Encoding") == nil,
             let contentType = request.headerField("Content-Type"),
             isCompressibleContentType(contentType)
         else {
             return
         }
-        if let body = request.httpBody {
+        if let body {
             try compressData(body, of: &request)
         } else if let stream = request.httpBodyStream as? FileBackedBodyStream {
             try compressFile(stream, of: &request)

@@ -151,7 +151,9 @@ public struct GzipPlugin: NetworkAgentPlugin {
         endpoint: any NetworkAgentEndpoint,
         next: NetworkAgentExchange
     ) async throws -> (data: Data, response: URLResponse) {
-        let transportDecodes = next.agent.transport is URLSessionTransport
+        // `URLSessionTransport` is final: its instances are exactly those whose dynamic type it is, which one
+        // comparison of metatypes tells without the dynamic cast `is` makes from the existential.
+        let transportDecodes = type(of: next.agent.transport) == URLSessionTransport.self
         var request = request
         // A streamed body goes to the caller without passing through here, so it is never asked for compressed.
         if !transportDecodes && !next.isStreaming {

@@ -197,17 +197,50 @@ public enum NetworkAgentEvents {
     /// Receives an event. Called synchronously on the emitting task: keep it short and thread-safe.
     public typealias Observer = @Sendable (NetworkAgentEvent) -> Void
 
-    @TaskLocal private static var observers: [Observer] = []
+    /// The observers installed around the current task: the innermost one, and the chain of those installed
+    /// further out behind a reference. Not an array: installing the first observer allocates nothing (an array
+    /// allocated its storage at every installation), and emitting to one observer walks no array.
+    ///
+    /// A struct, not an optional class or closure: on Swift 6.3.1 a `@TaskLocal` of an optional `@Sendable` closure
+    /// crashes optimised builds when bound with `withValue` (see `TransferProgress`); a struct does not.
+    struct Chain: Sendable {
+        /// The observer installed last, or `nil` when none is.
+        var innermost: Observer?
+        /// The observers installed before `innermost`, further out; `nil` when `innermost` is the only one.
+        var outer: Outer?
 
-    /// Delivers an event to every observer installed around the current task.
+        /// The chain with `observer` installed inside this one.
+        func adding(_ observer: @escaping Observer) -> Chain {
+            Chain(innermost: observer, outer: innermost == nil ? nil : Outer(self))
+        }
+
+        /// Delivers `event` to every observer of the chain, outermost first.
+        func deliver(_ event: NetworkAgentEvent) {
+            outer?.chain.deliver(event)
+            innermost?(event)
+        }
+    }
+
+    /// A chain of observers held by reference: the outer part of a ``Chain``.
+    final class Outer: Sendable {
+        let chain: Chain
+
+        init(_ chain: Chain) {
+            self.chain = chain
+        }
+    }
+
+    @TaskLocal private static var observers = Chain()
+
+    /// Delivers an event to every observer installed around the current task, outermost first.
     ///
     /// - Parameter event: The event.
     public static func emit(_ event: NetworkAgentEvent) {
-        for observer in observers { observer(event) }
+        observers.deliver(event)
     }
 
     /// Whether any observer would receive an emitted event; lets the bundled plugins skip building one.
-    package static var hasObservers: Bool { !observers.isEmpty }
+    package static var hasObservers: Bool { observers.innermost != nil }
 
     /// Runs `operation` with `observer` receiving the events emitted inside it (and in tasks it creates,
     /// detached tasks excepted), as well as any observers installed further out.
@@ -221,6 +254,6 @@ public enum NetworkAgentEvents {
         _ observer: @escaping Observer,
         operation: () async throws -> Result
     ) async rethrows -> Result {
-        try await $observers.withValue(observers + [observer], operation: operation)
+        try await $observers.withValue(observers.adding(observer), operation: operation)
     }
 }

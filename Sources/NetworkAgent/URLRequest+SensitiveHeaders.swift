@@ -45,6 +45,9 @@ extension URLRequest {
     ///     filed without searching for another case of it to replace. Leave it `false` otherwise.
     package mutating func setSensitiveHeaderField(_ value: String, for name: String, isAbsent: Bool = false) {
         var fields = allHTTPHeaderFields ?? [:]
+        // Room for the field and the mark at once: the copy of the request's fields is made with it, instead of
+        // being made and then grown by the insertions.
+        fields.reserveCapacity(fields.count + 2)
         if isAbsent {
             fields[HTTPFieldName.canonical(name)] = value
         } else {
@@ -84,8 +87,17 @@ enum SensitiveHeaderList {
     /// The field's value for `names`, or `nil` when none is left after normalising.
     static func field(of names: Set<String>) -> String? {
         if names.count == 1, let only = names.first { return field(of: only) }
-        let normal = names.map { normalized($0[...]) }.filter { !$0.isEmpty }
-        return normal.isEmpty ? nil : normal.sorted().joined(separator: ", ")
+        let normal = names.map { normalized($0[...]) }.filter { !$0.isEmpty }.sorted()
+        guard let first = normal.first else { return nil }
+        // What `joined(separator: ", ")` gives, in a string whose capacity is reserved once for all of it
+        // (`joined` reserves an estimate that short names already outgrow).
+        var field = first
+        field.reserveCapacity(normal.reduce(2 * (normal.count - 1)) { $0 + $1.utf8.count })
+        for name in normal.dropFirst() {
+            field += ", "
+            field += name
+        }
+        return field
     }
 
     /// `name.trimmingCharacters(in: .whitespaces).lowercased()`, without Foundation for ASCII names (in ASCII,

@@ -25,8 +25,12 @@ struct CurlOptionSetter {
         record(option, ccurl_easy_setopt_long(handle, option, value))
     }
 
+    /// Sets a string option. libcurl copies the string, so it is lent for the call only: through `withCString`,
+    /// which hands over a native string's own bytes, where passing the `String` as the `const char *` argument
+    /// made a NUL-terminated array copy of it first (allocations on every request, for the URL).
     mutating func string(_ option: CURLoption, _ value: String) {
-        record(option, ccurl_easy_setopt_string(handle, option, value))
+        let code = value.withCString { ccurl_easy_setopt_string(handle, option, $0) }
+        record(option, code)
     }
 
     mutating func pointer(_ option: CURLoption, _ value: UnsafeMutableRawPointer?) {

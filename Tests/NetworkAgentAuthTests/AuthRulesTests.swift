@@ -214,4 +214,53 @@ import FoundationNetworking
             )
         }
     }
+
+    /// What the plugin remembers per endpoint type (which types do not adopt `AuthorizableEndpoint`) gives the
+    /// requirement the conformance cast gives, for types seen before and for the first time, a class that does not
+    /// adopt it and its subclass that does included.
+    @Test func rememberedRequirementsEqualTheCast() throws {
+        let url = try #require(URL(string: "https://example.com"))
+        let key = Credential.header(name: "X-Key", value: "k")
+        let endpoints: [any NetworkAgentEndpoint] = [
+            PlainEndpoint(baseURL: url), AuthEndpoint(baseURL: url, authorization: .none),
+            AuthEndpoint(baseURL: url, authorization: .credential(key)), PlainClassEndpoint(baseURL: url),
+            AuthorizableSubclassEndpoint(baseURL: url), AuthEndpoint(baseURL: url), PlainEndpoint(baseURL: url),
+        ]
+        for _ in 0..<3 {
+            for endpoint in endpoints {
+                let cast = (endpoint as? any AuthorizableEndpoint)?.authorization ?? .default
+                #expect(AuthPlugin.requirement(of: endpoint) == cast, "\(type(of: endpoint))")
+            }
+        }
+        #expect(AuthPlugin.requirement(of: AuthorizableSubclassEndpoint(baseURL: url)) == .none)
+    }
+}
+
+/// An endpoint that does not adopt `AuthorizableEndpoint`.
+private struct PlainEndpoint: NetworkAgentEndpoint {
+    var baseURL: URL
+    var path = "/"
+    var method = HTTPMethod.get
+    var headers: [String: String] = [:]
+    var task = HTTPTask.requestPlain
+}
+
+/// A class endpoint that does not adopt `AuthorizableEndpoint`; its subclass does.
+private class PlainClassEndpoint: NetworkAgentEndpoint, @unchecked Sendable {
+    // @unchecked Sendable: every stored property is a `let` of a Sendable type.
+    let baseURL: URL
+    let path = "/"
+    let method = HTTPMethod.get
+    let headers: [String: String] = [:]
+    let task = HTTPTask.requestPlain
+
+    init(baseURL: URL) {
+        self.baseURL = baseURL
+    }
+}
+
+/// A subclass of an endpoint class that does not adopt `AuthorizableEndpoint`, adopting it.
+private final class AuthorizableSubclassEndpoint: PlainClassEndpoint, AuthorizableEndpoint, @unchecked Sendable {
+    // @unchecked Sendable: it adds no stored property to its superclass's `let`s.
+    var authorization: AuthorizationRequirement { .none }
 }

@@ -327,6 +327,45 @@ struct NaiveRetry: NetworkAgentPlugin {
         #expect(error?.code == .invalidHeader)
         #expect(stub.requests.isEmpty)
     }
+
+    /// Observers installed inside one another each receive every event emitted inside them, outermost first,
+    /// also from a child task, and none of them once its scope has ended.
+    @Test func nestedObserversReceiveEveryEventOutermostFirst() async {
+        let log = HookLog()
+        func observer(_ name: String) -> NetworkAgentEvents.Observer {
+            { event in log.add("\(name) \(event.name)") }
+        }
+        func emit(_ name: String) {
+            NetworkAgentEvents.emit(NetworkAgentEvent(source: "test", name: name))
+        }
+        #expect(!NetworkAgentEvents.hasObservers)
+        emit("unobserved")
+        await NetworkAgentEvents.observing(observer("a")) {
+            #expect(NetworkAgentEvents.hasObservers)
+            emit("one")
+            await NetworkAgentEvents.observing(observer("b")) {
+                emit("two")
+                await NetworkAgentEvents.observing(observer("c")) {
+                    emit("three")
+                    await Task { emit("child") }.value
+                }
+                emit("two-again")
+            }
+            emit("one-again")
+        }
+        emit("unobserved-again")
+        #expect(!NetworkAgentEvents.hasObservers)
+        #expect(
+            log.all == [
+                "a one",
+                "a two", "b two",
+                "a three", "b three", "c three",
+                "a child", "b child", "c child",
+                "a two-again", "b two-again",
+                "a one-again",
+            ]
+        )
+    }
 }
 
 @Suite struct EventTests {
