@@ -369,14 +369,9 @@ struct DiskCacheExchange: Sendable {
         for name in headers.keys where name.equalsIgnoringASCIICase("Age") { headers[name] = nil }
         headers["Age"] = String(Int(min(age, TimeInterval(CacheControl.maximumDeltaSeconds))))
         if let header = plugin.configuration.statusHeader { headers[header] = status.rawValue }
-        guard
-            let response = HTTPURLResponse(
-                url: entry.responseURL,
-                statusCode: entry.statusCode,
-                httpVersion: "HTTP/1.1",
-                headerFields: headers
-            )
-        else { return nil }
+        // Equal inputs give an equal (immutable) response: one built for an earlier answer is reused (HitMemo).
+        let inputs = HitMemo.Inputs(url: entry.responseURL, statusCode: entry.statusCode, headers: headers)
+        guard let response = plugin.hitMemo.response(for: inputs) else { return nil }
         return (method == "HEAD" ? Data() : entry.body, response)
     }
 
