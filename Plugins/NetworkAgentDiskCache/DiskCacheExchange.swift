@@ -394,7 +394,7 @@ final class DiskCacheExchange: Sendable {
         if let header = plugin.configuration.statusHeader { headers[header] = status.rawValue }
         // Equal inputs give an equal (immutable) response: one built for an earlier answer is reused (HitMemo).
         let inputs = HitMemo.Inputs(url: entry.responseURL, statusCode: entry.statusCode, headers: headers)
-        guard let response = plugin.hitMemo.response(for: inputs) else { return nil }
+        guard let response = state.hitMemo.response(for: inputs) else { return nil }
         return (method == "HEAD" ? Data() : entry.body, response)
     }
 

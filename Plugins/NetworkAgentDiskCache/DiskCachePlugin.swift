@@ -58,8 +58,6 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
     public let configuration: Configuration
     let policy: CachePolicy
     let state = DiskCacheState()
-    /// The responses of recent answers from the store, for answers with the same inputs.
-    let hitMemo = HitMemo()
 
     /// Creates a cache on a given store.
     ///
