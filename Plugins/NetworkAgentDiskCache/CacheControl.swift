@@ -71,7 +71,7 @@ struct CacheControl: Equatable, Sendable {
             defer { seen |= bit }
             return seen & bit == 0
         }
-        for (name, argument) in Self.directives(in: value) {
+        func apply(_ name: String, _ argument: String?) {
             switch name {
             case "no-cache":
                 let fields = Self.fieldNames(argument)
@@ -91,6 +91,9 @@ struct CacheControl: Equatable, Sendable {
             case "stale-if-error": if first(1 << 11) { staleIfError = Self.seconds(argument) }
             default: break
             }
+        }
+        if !Self.forEachASCIIDirective(in: value, apply) {
+            for (name, argument) in Self.unicodeDirectives(in: value) { apply(name, argument) }
         }
         if noCache { noCacheFields = [] }
     }
@@ -160,65 +163,114 @@ struct CacheControl: Equatable, Sendable {
     ///
     /// In ASCII, `.whitespaces` is space and tab, and `\r\n` (one `Character`) appends the same two bytes.
     static func asciiDirectives(in value: String) -> [(name: String, argument: String?)]? {
+        var result: [(name: String, argument: String?)] = []
+        guard forEachASCIIDirective(in: value, { result.append(($0, $1)) }) else { return nil }
+        return result
+    }
+
+    /// Calls `body` with each directive of an all-ASCII value, as ``asciiDirectives(in:)`` lists them, parsing in
+    /// place over the value's bytes: a name and an unquoted argument are ranges of them, made into strings once
+    /// (most are small strings, without an allocation). Returns `false`, having called nothing, when the value has
+    /// a byte outside ASCII.
+    ///
+    /// A directive is what lies between commas outside quotes; its name, the bytes before its first `=`; its
+    /// argument, the bytes after it with the quotes and the escaping backslashes inside quotes left out. Names
+    /// and arguments are trimmed of spaces and tabs, names lowercased; empty names are skipped.
+    static func forEachASCIIDirective(in value: String, _ body: (String, String?) -> Void) -> Bool {
         var value = value
-        return value.withUTF8 { bytes -> [(name: String, argument: String?)]? in
-            guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
-            var result: [(name: String, argument: String?)] = []
-            var name: [UInt8] = []
-            var argument: [UInt8]?
+        return value.withUTF8 { bytes -> Bool in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+            var start = 0  // of the directive
+            var equals: Int? = nil  // index of its first `=`
+            var quoted = false  // whether its argument had a quote (then it is copied byte by byte)
             var inQuotes = false
             var escaped = false
-
-            func trimmed(_ text: [UInt8]) -> ArraySlice<UInt8> {
-                var slice = text[...]
-                while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
-                while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
-                return slice
-            }
-
-            func flush() {
-                let trimmedName = trimmed(name)
-                if !trimmedName.isEmpty {
-                    let lowered = trimmedName.map { $0 >= 0x41 && $0 <= 0x5a ? $0 | 0x20 : $0 }
-                    result.append(
-                        (
-                            String(decoding: lowered, as: UTF8.self),
-                            argument.map { String(decoding: trimmed($0), as: UTF8.self) }
-                        )
-                    )
-                }
-                name.removeAll(keepingCapacity: true)
-                argument = nil
-            }
-
-            for byte in bytes {
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
                 if inQuotes {
                     if escaped {
-                        argument?.append(byte)
                         escaped = false
                     } else if byte == UInt8(ascii: "\\") {
                         escaped = true
                     } else if byte == UInt8(ascii: "\"") {
                         inQuotes = false
-                    } else {
-                        argument?.append(byte)
                     }
-                    continue
-                }
-                switch byte {
-                case UInt8(ascii: ","):
-                    flush()
-                case UInt8(ascii: "=") where argument == nil:
-                    argument = []
-                case UInt8(ascii: "\"") where argument != nil:
+                } else if byte == UInt8(ascii: ",") {
+                    emit(bytes, start: start, equals: equals, end: index, quoted: quoted, body)
+                    start = index + 1
+                    equals = nil
+                    quoted = false
+                } else if byte == UInt8(ascii: "="), equals == nil {
+                    equals = index
+                } else if byte == UInt8(ascii: "\""), equals != nil {
                     inQuotes = true
-                default:
-                    if argument != nil { argument?.append(byte) } else { name.append(byte) }
+                    quoted = true
                 }
+                index += 1
             }
-            flush()
-            return result
+            emit(bytes, start: start, equals: equals, end: bytes.count, quoted: quoted, body)
+            return true
         }
+    }
+
+    /// One directive of ``forEachASCIIDirective(in:_:)``: `bytes[start..<end]`, its `=` at `equals`.
+    private static func emit(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        start: Int,
+        equals: Int?,
+        end: Int,
+        quoted: Bool,
+        _ body: (String, String?) -> Void
+    ) {
+        let name = trimmed(bytes, start, equals ?? end)
+        guard !name.isEmpty else { return }
+        let lowered = String(unsafeUninitializedCapacity: name.count) { buffer in
+            for (offset, byte) in name.enumerated() {
+                buffer[offset] = byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte
+            }
+            return name.count
+        }
+        guard let equals else { return body(lowered, nil) }
+        if !quoted { return body(lowered, String(decoding: trimmed(bytes, equals + 1, end), as: UTF8.self)) }
+        // A quoted argument: its bytes without the quotes and the escaping backslashes inside them.
+        var argument: [UInt8] = []
+        var inQuotes = false
+        var escaped = false
+        for byte in bytes[(equals + 1)..<end] {
+            if inQuotes {
+                if escaped {
+                    argument.append(byte)
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inQuotes = false
+                } else {
+                    argument.append(byte)
+                }
+            } else if byte == UInt8(ascii: "\"") {
+                inQuotes = true
+            } else {
+                argument.append(byte)
+            }
+        }
+        argument.withUnsafeBufferPointer { argumentBytes in
+            body(lowered, String(decoding: trimmed(argumentBytes, 0, argumentBytes.count), as: UTF8.self))
+        }
+    }
+
+    /// `bytes[start..<end]` without leading and trailing spaces and tabs.
+    private static func trimmed(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        _ start: Int,
+        _ end: Int
+    ) -> Slice<UnsafeBufferPointer<UInt8>> {
+        var start = start
+        var end = end
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return bytes[start..<end]
     }
 
     /// ``directives(in:)`` by `Character`, for values with bytes outside ASCII.

@@ -231,7 +231,11 @@ public struct CacheKey: Hashable, Sendable {
     /// The headers whose values make a request one user's: ``credentialHeaders`` and every header the request
     /// marks sensitive (`URLRequest.sensitiveHeaderNames`: an auth plugin's `X-API-Key`, a configuration's
     /// secrets), lowercased, the marked ones sorted after the three.
-    static func credentialNames(of request: URLRequest) -> [String] {
+    ///
+    /// - Parameter fields: The request's fields, when the caller has them: a request without the field carrying the
+    ///   marks (most) then skips reading the marks, which copies every field out of the request.
+    static func credentialNames(of request: URLRequest, fields: RequestFields? = nil) -> [String] {
+        if let fields, !fields.contains(URLRequest.sensitiveHeadersField) { return lowercasedCredentialHeaders }
         let marked = request.sensitiveHeaderNames
         guard !marked.isEmpty else { return lowercasedCredentialHeaders }
         let others = Set(marked.map { $0.lowercased() }).subtracting(lowercasedCredentialHeaders)
@@ -242,7 +246,7 @@ public struct CacheKey: Hashable, Sendable {
     private static let lowercasedCredentialHeaders = credentialHeaders.map { $0.lowercased() }
 
     private static func credentialFingerprint(of request: URLRequest, fields: RequestFields) -> String {
-        let names = credentialNames(of: request)
+        let names = credentialNames(of: request, fields: fields)
         let values = names.map { fields.value($0) }
         guard values.contains(where: { $0 != nil }) else { return "" }
         var hasher = SHA256()

@@ -12,7 +12,10 @@ import FoundationNetworking
 /// but nothing it fetches is stored: `next` returns a 2xx body empty (its bytes go to the caller) and other
 /// statuses with at most their first MiB. What it fetched still replaces the stored variant. A background refresh
 /// is always sent buffered (see ``send(_:)``), so it stores whole bodies whatever kind of call started it.
-struct DiskCacheExchange: Sendable {
+///
+/// A class, not a struct: an exchange is handed to several functions and tasks per request (the lookup, the
+/// collapsed miss, the save), and each copy of a struct of eight fields retained and released every one of them.
+final class DiskCacheExchange: Sendable {
     let plugin: DiskCachePlugin
     let request: URLRequest
     /// The endpoint of the call, whose response limit a background refresh keeps.
@@ -21,10 +24,30 @@ struct DiskCacheExchange: Sendable {
     let directives: CacheControl
     let next: NetworkAgentExchange
     /// Whether this is a `stale-while-revalidate` refresh, running after the caller got its answer.
-    var isBackground = false
+    let isBackground: Bool
     /// The key the plugin looked the request up under (no varying headers), when it did: the key a response from
     /// the request's own URL without `Vary` is filed under, so that storing or removing it needs no second key.
-    var lookupKey: CacheKey? = nil
+    let lookupKey: CacheKey?
+
+    init(
+        plugin: DiskCachePlugin,
+        request: URLRequest,
+        endpoint: any NetworkAgentEndpoint,
+        method: String,
+        directives: CacheControl,
+        next: NetworkAgentExchange,
+        isBackground: Bool = false,
+        lookupKey: CacheKey? = nil
+    ) {
+        self.plugin = plugin
+        self.request = request
+        self.endpoint = endpoint
+        self.method = method
+        self.directives = directives
+        self.next = next
+        self.isBackground = isBackground
+        self.lookupKey = lookupKey
+    }
 
     private var policy: CachePolicy { plugin.policy }
     private var state: DiskCacheState { plugin.state }
@@ -369,14 +392,9 @@ struct DiskCacheExchange: Sendable {
         for name in headers.keys where name.equalsIgnoringASCIICase("Age") { headers[name] = nil }
         headers["Age"] = String(Int(min(age, TimeInterval(CacheControl.maximumDeltaSeconds))))
         if let header = plugin.configuration.statusHeader { headers[header] = status.rawValue }
-        guard
-            let response = HTTPURLResponse(
-                url: entry.responseURL,
-                statusCode: entry.statusCode,
-                httpVersion: "HTTP/1.1",
-                headerFields: headers
-            )
-        else { return nil }
+        // Equal inputs give an equal (immutable) response: one built for an earlier answer is reused (HitMemo).
+        let inputs = HitMemo.Inputs(url: entry.responseURL, statusCode: entry.statusCode, headers: headers)
+        guard let response = state.hitMemo.response(for: inputs) else { return nil }
         return (method == "HEAD" ? Data() : entry.body, response)
     }
 

@@ -4,6 +4,8 @@ import NetworkAgent
 /// keys being refreshed in the background and the misses being fetched (collapsed forwarding).
 final class DiskCacheState: Sendable {
     private let counters = Locked(DiskCacheStats())
+    /// The responses of recent answers from the store, for answers with the same inputs.
+    let hitMemo = HitMemo()
     private let refreshing = Locked(Set<String>())
     /// The misses being fetched by one request for the others, and the resources whose misses are not collapsed.
     private let misses = Locked(MissRegistry())

@@ -19,18 +19,29 @@ struct RequestFields {
 
     private let fields: [String: String]
     private let list: [Field]
+    /// The lengths of the request's field names, one bit per UTF-8 length (bit `n` for `n` bytes, bit 63 for 63 and
+    /// more); every bit set when a name is not ASCII. A name whose length has no bit cannot be among the fields,
+    /// so most lookups (a request rarely has `Range`, `If-None-Match`, `Pragma`…) end without hashing or comparing
+    /// a name.
+    private let lengths: UInt64
 
     init(_ request: URLRequest) {
         fields = request.allHTTPHeaderFields ?? [:]
+        var lengths: UInt64 = 0
         list = fields.map { name, value in
-            Field(name: name, value: value, asciiLength: name.utf8.allSatisfy { $0 < 0x80 } ? name.utf8.count : -1)
+            let length = Self.asciiLength(name)
+            lengths |= length >= 0 ? Self.bit(length) : ~0
+            return Field(name: name, value: value, asciiLength: length)
         }
+        self.lengths = lengths
     }
 
     /// The value of the field called `name` in any case, or `nil`.
     func value(_ name: String) -> String? {
+        let length = Self.asciiLength(name)
+        // An ASCII name matches only a field name of its own length (HTTPFieldName.equal's rule), exact or not.
+        if length >= 0, lengths & Self.bit(length) == 0 { return nil }
         if let exact = fields[name] { return exact }
-        let length = name.utf8.allSatisfy { $0 < 0x80 } ? name.utf8.count : -1
         for field in list {
             // ASCII names of different lengths never match (HTTPFieldName.equal's own rule); others go through it.
             if length >= 0, field.asciiLength >= 0, field.asciiLength != length { continue }
@@ -42,5 +53,24 @@ struct RequestFields {
     /// Whether the request has any of `names`.
     func containsAny(of names: [String]) -> Bool {
         names.contains { value($0) != nil }
+    }
+
+    /// Whether the request has a field called `name` in any case.
+    func contains(_ name: String) -> Bool {
+        value(name) != nil
+    }
+
+    /// A name's UTF-8 length, or -1 when it is not ASCII.
+    private static func asciiLength(_ name: String) -> Int {
+        let utf8 = name.utf8
+        let contiguous = utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.allSatisfy { $0 < 0x80 } ? bytes.count : -1
+        }
+        return contiguous ?? (utf8.allSatisfy { $0 < 0x80 } ? utf8.count : -1)
+    }
+
+    /// The bit of ``lengths`` for an ASCII name of `length` bytes.
+    private static func bit(_ length: Int) -> UInt64 {
+        1 << UInt64(min(length, 63))
     }
 }

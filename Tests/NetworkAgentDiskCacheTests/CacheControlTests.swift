@@ -74,6 +74,36 @@ import Testing
         #expect(CacheControl("max-age=5, ünknown").maxAge == .value(5))
     }
 
+    /// Values made of the bytes that matter to the parser (commas, `=`, quotes, backslashes, spaces, tabs, letters
+    /// of both cases), from a fixed seed: the in-place byte parser lists what the character parser lists.
+    @Test func theByteParserAgreesWithTheCharacterParserOnGeneratedValues() {
+        let alphabet = Array("aZ-,= \t\"\\1mx")
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<3_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let length = Int(state >> 59)
+            var value = ""
+            for _ in 0..<length {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                value.append(alphabet[Int(state >> 33) % alphabet.count])
+            }
+            let bytes = CacheControl.asciiDirectives(in: value)
+            let characters = CacheControl.unicodeDirectives(in: value)
+            #expect(bytes?.map(\.name) == characters.map(\.name), "\(value)")
+            #expect(bytes?.map(\.argument) == characters.map(\.argument), "\(value)")
+        }
+    }
+
+    @Test func theParsedDirectivesOfValuesWithQuotesAndSpaces() {
+        let parsed = CacheControl.asciiDirectives(in: " A = \" x,\\\"y \" z , =1,b=,C,\t\"q\"=2")
+        #expect(parsed?.map(\.name) == ["a", "b", "c", "\"q\""])
+        #expect(parsed?.map(\.argument) == ["x,\"y  z", "", nil, "2"])
+        let controls = CacheControl("No-Store, private=\"no-store, x\", MAX-AGE=5")
+        #expect(controls.noStore)
+        #expect(controls.maxAge == .value(5))
+        #expect(!CacheControl("private=\"no-store\"").noStore)
+    }
+
     @Test func unknownDirectivesAreIgnored() {
         #expect(CacheControl("community=\"UCI\", foo, bar=baz") == CacheControl())
     }
