@@ -51,9 +51,8 @@ for plugin in plugins {
     targets.append(
         .testTarget(
             name: "\(plugin.name)Tests",
-            dependencies: [
-                .target(name: plugin.name), "NetworkAgentTesting", "NetworkAgentTestServer",
-                "NetworkAgentTestSupport",
+            dependencies: [.target(name: plugin.name), "NetworkAgent"] + plugin.dependencies + [
+                "NetworkAgentTesting", "NetworkAgentTestServer", "NetworkAgentTestSupport", "NetworkAgentToolSupport",
             ]
         )
     )
@@ -63,7 +62,7 @@ for plugin in plugins {
 // the metrics plugin.
 for target in targets where target.name == "NetworkAgentCircuitBreakerTests" {
     target.dependencies += [
-        .target(name: "NetworkAgentRetry"), .target(name: "NetworkAgentDiskCache"),
+        .target(name: "NetworkAgentAuth"), .target(name: "NetworkAgentRetry"), .target(name: "NetworkAgentDiskCache"),
         .target(name: "NetworkAgentMetrics"), .target(name: "NetworkAgentLogging"),
         .target(name: "NetworkAgentTokenRefresh"),
     ]
@@ -120,7 +119,7 @@ targets.append(
         name: "NetworkAgentBench",
         dependencies: [
             "NetworkAgent", "NetworkAgentTestServer", "NetworkAgentToolSupport", "NetworkAgentCurl", "CCurl",
-            "CMallocCounter",
+            "CHiredis", "CMallocCounter",
         ]
             + plugins.map { .target(name: $0.name) },
         path: "Benchmarks/NetworkAgentBench"
@@ -156,18 +155,22 @@ targets += [
 ]
 
 // MARK: - Tests
-let testSupport: [Target.Dependency] = ["NetworkAgentTestSupport"]
+let testSupport: [Target.Dependency] = ["NetworkAgentTestSupport", "NetworkAgentToolSupport"]
 targets += [
     .testTarget(
         name: "NetworkAgentTests",
         dependencies: ["NetworkAgent", "NetworkAgentTesting", "NetworkAgentTestServer"] + testSupport
     ),
-    .testTarget(name: "NetworkAgentTestingTests", dependencies: ["NetworkAgentTesting"] + testSupport),
+    .testTarget(name: "NetworkAgentTestingTests", dependencies: ["NetworkAgentTesting", "NetworkAgent"] + testSupport),
     .testTarget(
         name: "NetworkAgentTestServerTests",
         dependencies: ["NetworkAgentTestServer", "NetworkAgent"] + testSupport
     ),
-    .testTarget(name: "PokedexTests", dependencies: ["PokedexCore"] + testSupport, exclude: ["Fixtures"]),
+    .testTarget(
+        name: "PokedexTests",
+        dependencies: ["PokedexCore", "NetworkAgent", "NetworkAgentTestServer"] + testSupport,
+        exclude: ["Fixtures"]
+    ),
     // Against real peers (httpbin, nginx) started by Scripts/interop/start; skipped by name when they are not up.
     .testTarget(
         name: "NetworkAgentInteropTests",
