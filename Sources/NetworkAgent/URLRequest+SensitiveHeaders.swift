@@ -87,17 +87,8 @@ enum SensitiveHeaderList {
     /// The field's value for `names`, or `nil` when none is left after normalising.
     static func field(of names: Set<String>) -> String? {
         if names.count == 1, let only = names.first { return field(of: only) }
-        let normal = names.map { normalized($0[...]) }.filter { !$0.isEmpty }.sorted()
-        guard let first = normal.first else { return nil }
-        // What `joined(separator: ", ")` gives, in a string whose capacity is reserved once for all of it
-        // (`joined` reserves an estimate that short names already outgrow).
-        var field = first
-        field.reserveCapacity(normal.reduce(2 * (normal.count - 1)) { $0 + $1.utf8.count })
-        for name in normal.dropFirst() {
-            field += ", "
-            field += name
-        }
-        return field
+        let normal = names.map { normalized($0[...]) }.filter { !$0.isEmpty }
+        return normal.isEmpty ? nil : normal.sorted().joined(separator: ", ")
     }
 
     /// `name.trimmingCharacters(in: .whitespaces).lowercased()`, without Foundation for ASCII names (in ASCII,
