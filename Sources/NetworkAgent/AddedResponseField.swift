@@ -88,7 +88,9 @@ extension NetworkAgentExchange {
 
     /// Runs the transport's call `body` with the field asked for in this exchange, if one was.
     func withAddedResponseField<T>(_ body: () async throws -> T) async throws -> T {
-        guard let requested = AddedResponseField.requested, requested.call === call else { return try await body() }
+        guard let requested = AddedResponseField.requested, requested.call.isSame(as: call) else {
+            return try await body()
+        }
         return try await AddedResponseField.$forTransport.withValue(requested.field) { try await body() }
     }
 }

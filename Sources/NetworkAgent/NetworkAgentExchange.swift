@@ -127,7 +127,10 @@ public struct NetworkAgentExchange: Sendable {
 
 /// What one provider call shares across its exchange: the last request sent and, when streaming, the open body and
 /// who waits for its end.
-final class CallState: Sendable {
+///
+/// A struct around its locked state rather than a class holding it: the state's lock is the one allocation of the
+/// call's identity (``isSame(as:)``), not a second object per call.
+struct CallState: Sendable {
     let isStreaming: Bool
 
     private struct State {
@@ -145,6 +148,11 @@ final class CallState: Sendable {
 
     init(isStreaming: Bool) {
         self.isStreaming = isStreaming
+    }
+
+    /// Whether `other` is this same call (a copy of this value), not another call's state.
+    func isSame(as other: CallState) -> Bool {
+        state === other.state
     }
 
     func recordSent(_ request: URLRequest) {

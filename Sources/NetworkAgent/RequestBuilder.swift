@@ -18,9 +18,12 @@ struct RequestBuilder {
         if method != .get { request.httpMethod = method.name }
         request.timeoutInterval = (endpoint.timeout ?? configuration.timeout).timeInterval
         // The endpoint's fields and the User-Agent go into the request in one write: each `setHeaderField` copies
-        // and rewrites the whole field dictionary.
+        // and rewrites the whole field dictionary. The dictionary gets room for all of them at once: grown field by
+        // field, it was made twice for a request with one field of its own.
+        let headers = endpoint.headers
         var fields: [String: String] = [:]
-        for (name, value) in endpoint.headers {
+        fields.reserveCapacity(headers.count + 1)
+        for (name, value) in headers {
             try HTTPHeaderValidator.validate(name: name, value: value)
             HTTPFieldName.set(value, for: name, in: &fields)
         }
@@ -186,10 +189,15 @@ struct RequestBuilder {
     static func url(base: URL, path: String) throws(NetworkAgentError) -> URL {
         // The common case without URLComponents (which parses the base, then builds and parses the join again):
         // a plain base, whose join URLComponents would spell the same (`theJoinWithoutURLComponentsAgreesWithIt`).
-        if !path.isEmpty, let prefix = plainBase(base.absoluteString),
-            let url = URL(string: prefix + "/" + (try encodedPath(path, base: base)))
-        {
-            return url
+        if !path.isEmpty, let prefix = plainBase(base.absoluteString) {
+            let encoded = try encodedPath(path, base: base)
+            // Joined in one string of the final size: `prefix + "/" + encoded` made the join twice.
+            var joined = ""
+            joined.reserveCapacity(prefix.utf8.count + 1 + encoded.utf8.count)
+            joined += prefix
+            joined += "/"
+            joined += encoded
+            if let url = URL(string: joined) { return url }
         }
         return try urlByComponents(base: base, path: path)
     }
