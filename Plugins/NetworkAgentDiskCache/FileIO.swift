@@ -44,6 +44,25 @@ enum FileIO {
         }
     }
 
+    /// Writes all of `data` at `offset` of an open file (`pwrite(2)`, retried on short writes and `EINTR`).
+    ///
+    /// - Returns: `nil`, or the `errno` of the failure.
+    static func writeAll(_ descriptor: Int32, _ data: Data, at offset: Int) -> Int32? {
+        data.withUnsafeBytes { buffer -> Int32? in
+            guard let base = buffer.baseAddress else { return nil }
+            var done = 0
+            while done < buffer.count {
+                let written = pwrite(descriptor, base + done, buffer.count - done, off_t(offset + done))
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                done += written
+            }
+            return nil
+        }
+    }
+
     /// Writes a whole buffer; returns the `errno` of a failure.
     private static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32? {
         guard let base = buffer.baseAddress else { return nil }
