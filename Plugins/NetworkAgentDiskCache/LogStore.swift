@@ -13,7 +13,7 @@ import Darwin
 #endif
 
 /// A log-structured ``ResponseStore``: entries are appended to a few segment files kept open, instead of each
-/// being a file of its own. Not the default store yet (see `Docs/DiskCache.md`, "The log-structured store").
+/// being a file of its own. ``DiskStore`` is its public face.
 ///
 /// Creating a file costs the kernel an inode allocation, which on a busy ext4 file system (one that deletes many
 /// files) searches past recently deleted inodes and took half a storing request's CPU. Appending to an open file
@@ -141,10 +141,10 @@ package final class LogStore: ResponseStore {
         segmentLimit = min(max(self.maximumBytes / 4, 64 << 10), 8 << 20)
         entriesPath = directory.path + "/entries"
         var state = State(decoded: DecodedEntries(budget: DiskStore.decodedBudget(max(0, maximumBytes))))
-        var reason: String?
+        var failure: DiskCachePlugin.Error?
         var dropped = 0
         if case .unavailable(let error) = lock {
-            reason = error.message
+            failure = error
         } else {
             do throws(DiskCachePlugin.Error) {
                 try FileIO.makeDirectory(entriesPath)
@@ -155,14 +155,14 @@ package final class LogStore: ResponseStore {
                     segmentLimit: segmentLimit
                 )
             } catch {
-                reason = error.message
+                failure = error
             }
         }
-        unavailableReason = reason
+        unavailableReason = failure?.message
         corruptEntriesDroppedAtOpen = dropped
         self.state = Locked(state)
-        if let reason {
-            Self.emit("error", ["reason": DiskCachePlugin.Error.Code.unavailable.description, "message": reason])
+        if let failure {
+            Self.emit("error", ["reason": failure.code.description])
             return
         }
         for _ in 0..<dropped {
@@ -318,23 +318,16 @@ package final class LogStore: ResponseStore {
     /// them), then every segment is deleted and the next write starts a new one.
     package func removeAll() {
         state.withLock { state in
-            try? appendMarks(&state, .clear, [""])
+            guard unavailableReason == nil else { return }
+            // The clear goes into the highest segment, deleted last: a crash in between leaves it in force.
+            if !state.segments.isEmpty { try? appendMarks(&state, .clear, [""]) }
             state.index = CacheIndex()
             state.decoded.removeAll()
-            for segment in state.segments.values {
-                FileIO.removeFile(entriesPath + "/" + Self.segmentName(segment.number))
+            for number in state.segments.keys.sorted() {
+                FileIO.removeFile(entriesPath + "/" + Self.segmentName(number))
             }
-            let next = state.highestNumber + 1
-            state.segments = [:]
-            state.logBytes = 0
-            state.currentLength = 0
-            state.current = nil
-            // Numbers keep going up, so a stale segment a crash left behind can never follow a newer one.
-            if let segment = try? Self.createSegment(entriesPath, number: next, durability: durability) {
-                state.segments[next] = segment
-                state.highestNumber = next
-                state.current = segment
-            }
+            // The next append starts a new segment; numbers keep going up (``State/highestNumber``).
+            forgetEverything(&state)
         }
     }
 
@@ -345,6 +338,7 @@ package final class LogStore: ResponseStore {
     // MARK: For tests
 
     var identifiersFromOldest: [String] { state.withLock { $0.index.idsFromOldest } }
+    var decodedEntryCount: Int { state.withLock { $0.decoded.count } }
     var logBytes: Int { state.withLock { $0.logBytes } }
     var segmentNumbers: [Int] { state.withLock { $0.segments.keys.sorted() } }
 
@@ -442,6 +436,7 @@ package final class LogStore: ResponseStore {
     }
 
     private func appendMarks(_ state: inout State, _ kind: MarkKind, _ ids: [String]) throws(DiskCachePlugin.Error) {
+        guard unavailableReason == nil else { return }
         var data = Data()
         for id in ids { data += Self.mark(kind, id) }
         _ = try append(&state, data)
@@ -528,6 +523,12 @@ package final class LogStore: ResponseStore {
         durability: DiskStore.Durability,
         segmentLimit: Int
     ) throws(DiskCachePlugin.Error) -> Int {
+        // Where versions before the one-file-per-entry layout's renames within `entries/` wrote temporary files.
+        let legacyTemporaryPath = String(entriesPath.dropLast("/entries".count)) + "/tmp"
+        if let leftovers = FileIO.names(in: legacyTemporaryPath) {
+            for name in leftovers { FileIO.removeFile(legacyTemporaryPath + "/" + name) }
+            FileIO.removeDirectory(legacyTemporaryPath)
+        }
         var segmentNumbers: [Int] = []
         var legacy: [String] = []
         var dropped = 0
@@ -649,7 +650,7 @@ package final class LogStore: ResponseStore {
                 let stored = record[(record.startIndex + total - 4)..<(record.startIndex + total)]
                     .enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << UInt32(8 * $1.offset) }
                 guard CRC32.checksum(Data(body)) == stored else {
-                    if isLast && offset + total == count { return result }
+                    // Complete but wrong: damage, as for an entry (an interrupted append leaves a short record).
                     result.damaged += 1
                     return result
                 }

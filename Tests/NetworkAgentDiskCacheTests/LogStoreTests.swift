@@ -182,9 +182,12 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let paths = ["/first", "/second", "/third"]
-        do {
-            let store = try DiskStore(directory: directory.url)
-            for path in paths { try await store.store(EntryFactory.entry(path)) }
+        // The layout of earlier versions: one file per entry, named by its identifier.
+        try FileManager.default.createDirectory(at: Self.entries(directory), withIntermediateDirectories: true)
+        for path in paths {
+            try EntryCodec.encode(EntryFactory.entry(path)).write(
+                to: Self.entries(directory).appendingPathComponent(EntryFactory.key(path).identifier)
+            )
         }
         for (offset, path) in ["/second", "/third", "/first"].enumerated() {
             let file = Self.entries(directory).appendingPathComponent(EntryFactory.key(path).identifier)
