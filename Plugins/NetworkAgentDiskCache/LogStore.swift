@@ -555,6 +555,7 @@ package final class LogStore: ResponseStore {
             let isLast = position == segmentNumbers.count - 1
             let replay = replay(bytes, segment: segment, isLast: isLast, now: now, into: &state.index)
             dropped += replay.damaged
+            if replay.lostRecords { state.index = CacheIndex() }
             if replay.validLength < bytes.count { _ = ftruncate(descriptor, off_t(replay.validLength)) }
             state.segments[number] = segment
             state.highestNumber = number
@@ -579,6 +580,10 @@ package final class LogStore: ResponseStore {
     struct Replay {
         var validLength = 0
         var damaged = 0
+        /// Whether records after a damaged one were lost. A removal among them could have forgotten an entry
+        /// replayed before, so everything replayed up to there is forgotten too: a damaged log may lose entries,
+        /// never bring a removed one back.
+        var lostRecords = false
     }
 
     /// Replays one segment's records into an index. Stops at the first record that cannot be framed: a torn
@@ -597,20 +602,37 @@ package final class LogStore: ResponseStore {
         while offset < count {
             let remaining = count - offset
             let record = bytes[(start + offset)...]
+            func damaged() -> Replay {
+                var ended = result
+                ended.damaged += 1
+                ended.lostRecords = true
+                return ended
+            }
             func torn() -> Replay {
                 // Incomplete: an interrupted append if nothing follows it in the last segment.
                 var ended = result
-                if !isLast { ended.damaged += 1 }
+                if !isLast {
+                    ended.damaged += 1
+                    ended.lostRecords = true
+                }
                 return ended
             }
             guard remaining >= 8 else { return torn() }
             let magic = Array(record.prefix(4))
             if magic == EntryCodec.magic {
-                guard let prefix = try? EntryCodec.decodePrefix(record) else {
-                    result.damaged += 1
-                    return result
+                guard let prefix = try? EntryCodec.decodePrefix(record) else { return damaged() }
+                guard prefix.totalLength <= remaining else {
+                    // Short: torn, if its lengths are genuine (its key verifies); damaged otherwise.
+                    let keyEnd = EntryCodec.prefixLength + prefix.keyLength
+                    guard keyEnd <= remaining else { return torn() }
+                    let keyStart = record.startIndex + EntryCodec.prefixLength
+                    let verified = try? EntryCodec.decodeKey(
+                        prefixBytes: record.prefix(EntryCodec.prefixLength),
+                        prefix: prefix,
+                        keyBytes: record[keyStart..<record.startIndex + keyEnd]
+                    )
+                    return verified == nil ? damaged() : torn()
                 }
-                guard prefix.totalLength <= remaining else { return torn() }
                 let keyStart = record.startIndex + EntryCodec.prefixLength
                 guard
                     let key = try? EntryCodec.decodeKey(
@@ -618,10 +640,7 @@ package final class LogStore: ResponseStore {
                         prefix: prefix,
                         keyBytes: record[keyStart..<keyStart + prefix.keyLength]
                     )
-                else {
-                    result.damaged += 1
-                    return result
-                }
+                else { return damaged() }
                 let isTail = isLast && offset + prefix.totalLength == count
                 if isTail, (try? EntryCodec.decode(record.prefix(prefix.totalLength))) == nil {
                     // The last append, complete in length but not in content (a power loss): torn.
@@ -640,10 +659,7 @@ package final class LogStore: ResponseStore {
                 let header = Array(record.prefix(markHeaderLength))
                 guard header.count == markHeaderLength else { return torn() }
                 let payloadLength = (0..<4).reduce(0) { $0 | Int(header[8 + $1]) << (8 * $1) }
-                guard payloadLength <= 1 << 16, let kind = MarkKind(rawValue: header[4]) else {
-                    result.damaged += 1
-                    return result
-                }
+                guard payloadLength <= 1 << 16, let kind = MarkKind(rawValue: header[4]) else { return damaged() }
                 let total = markHeaderLength + payloadLength + 4
                 guard total <= remaining else { return torn() }
                 let body = record.prefix(total - 4)
@@ -651,6 +667,7 @@ package final class LogStore: ResponseStore {
                     .enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << UInt32(8 * $1.offset) }
                 guard CRC32.checksum(Data(body)) == stored else {
                     // Complete but wrong: damage, as for an entry (an interrupted append leaves a short record).
+                    guard isLast, offset + total == count else { return damaged() }
                     result.damaged += 1
                     return result
                 }
@@ -662,8 +679,7 @@ package final class LogStore: ResponseStore {
                 }
                 offset += total
             } else {
-                result.damaged += 1
-                return result
+                return damaged()
             }
             result.validLength = offset
         }
