@@ -551,7 +551,7 @@ package final class LogStore: ResponseStore {
             let descriptor = open(path, O_RDWR | O_CLOEXEC)
             guard descriptor >= 0 else { throw FileIO.ioError("open", path) }
             let segment = Segment(number: number, descriptor: descriptor)
-            guard let bytes = try FileIO.readFile(path, touchingOlderThan: nil) else { continue }
+            guard let bytes = try FileIO.readFile(path) else { continue }
             let isLast = position == segmentNumbers.count - 1
             let replay = replay(bytes, segment: segment, isLast: isLast, now: now, into: &state.index)
             dropped += replay.damaged
@@ -702,7 +702,7 @@ package final class LogStore: ResponseStore {
             let path = entriesPath + "/" + name
             var status = stat()
             guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
-                let data = try? FileIO.readFile(path, touchingOlderThan: nil),
+                let data = try? FileIO.readFile(path),
                 let entry = try? EntryCodec.decode(data), entry.key.identifier == name
             else {
                 FileIO.removeFile(path)
