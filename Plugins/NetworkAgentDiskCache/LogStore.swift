@@ -32,11 +32,12 @@ import Darwin
 ///   log, oldest use first, and deleted) when a store opens. Leftovers `entries/.partial-<n>` are deleted.
 ///
 /// Crash safety: a record is appended with one `pwrite` at the segment's end; an interrupted append leaves a
-/// torn last record, which the next open finds (too short for its declared length, or failing its checksum) and
-/// truncates. Only the key checksum of each entry record is checked at open, except for the last record of the
-/// last segment, which is verified whole; every read verifies the whole entry before it is served. A record that
-/// fails in the middle of a segment is counted as damage in ``corruptEntriesDroppedAtOpen``, and the segment is
-/// truncated there (what follows cannot be framed).
+/// short last record, which the next open finds (too short for its declared length) and cuts off without counting
+/// it. Only the key checksum of each entry record is checked at open, except for the last record of the last
+/// segment, which is verified whole (a power loss can leave it full-length and wrong: counted as damage); every
+/// read verifies the whole entry before it is served. A record that fails elsewhere is counted as damage in
+/// ``corruptEntriesDroppedAtOpen`` and the segment is cut there, since what follows cannot be framed; as a removal
+/// could be among the lost records, everything replayed before the damage is forgotten too.
 ///
 /// Compaction: when the segments hold more than twice ``maximumBytes`` plus a segment, the live entries are
 /// copied, least recently used first, into a new segment and the older segments are deleted. A crash in between
