@@ -51,6 +51,13 @@ struct CacheIndex<Value> {
         return generation
     }
 
+    /// Changes the value filed under `id`, if any, leaving its place in the order of use alone.
+    mutating func setValue(id: String, _ change: (inout Value) -> Void) {
+        guard var node = nodes[id] else { return }
+        change(&node.value)
+        nodes[id] = node
+    }
+
     /// Marks an entry as the most recently used one.
     mutating func touch(id: String) {
         guard newest != id, let node = nodes[id] else { return }

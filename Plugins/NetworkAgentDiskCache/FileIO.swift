@@ -15,9 +15,8 @@ import Darwin
 
 /// The few POSIX file operations the disk store needs, with `errno` turned into ``DiskCachePlugin/Error``.
 ///
-/// Plain system calls rather than `FileManager` or `Data.write(to:options:.atomic)`: the store must control
-/// exactly when a file is synced, that a temporary file is created exclusively in the same directory tree as its
-/// final name, and that a rename is the one step that makes an entry visible.
+/// Plain system calls rather than `FileManager` or `Data.write(to:options:.atomic)`: the log appends at exact
+/// offsets of files it keeps open (`pwrite`/`pread`) and controls exactly when a segment is synced.
 enum FileIO {
     /// A message for an `errno` value, e.g. `No space left on device (errno 28)`.
     static func describe(_ code: Int32) -> String {
@@ -28,35 +27,23 @@ enum FileIO {
         DiskCachePlugin.Error(.io, "\(operation) \(path): \(describe(code))", systemErrorNumber: code)
     }
 
-    /// Creates a file that must not exist, writes `data` completely, optionally syncs it to the device, closes it.
-    /// On any failure the partial file is removed.
-    static func writeNewFile(_ path: String, _ data: Data, sync: Bool) throws(DiskCachePlugin.Error) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ioError("create", path) }
-        var failure = data.withUnsafeBytes { buffer in writeAll(descriptor, buffer) }.map {
-            ioError("write", path, code: $0)
-        }
-        if failure == nil, sync, fsync(descriptor) != 0 { failure = ioError("fsync", path) }
-        if close(descriptor) != 0, failure == nil { failure = ioError("close", path) }
-        if let failure {
-            unlink(path)
-            throw failure
-        }
-    }
-
-    /// Writes a whole buffer; returns the `errno` of a failure.
-    private static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32? {
-        guard let base = buffer.baseAddress else { return nil }
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(descriptor, base + offset, buffer.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return errno
+    /// Writes all of `data` at `offset` of an open file (`pwrite(2)`, retried on short writes and `EINTR`).
+    ///
+    /// - Returns: `nil`, or the `errno` of the failure.
+    static func writeAll(_ descriptor: Int32, _ data: Data, at offset: Int) -> Int32? {
+        data.withUnsafeBytes { buffer -> Int32? in
+            guard let base = buffer.baseAddress else { return nil }
+            var done = 0
+            while done < buffer.count {
+                let written = pwrite(descriptor, base + done, buffer.count - done, off_t(offset + done))
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                done += written
             }
-            offset += written
+            return nil
         }
-        return nil
     }
 
     /// Reads into a buffer from `offset` until it is full or the file ends; returns the count read, or `nil` with
@@ -76,13 +63,8 @@ enum FileIO {
         return total
     }
 
-    /// Reads a whole file. Returns `nil` when the file does not exist. Sets its access and modification times to
-    /// now when its modification time is `interval` or more in the past (the least-recently-used order that
-    /// survives a restart, to within `interval`); `nil` never sets them.
-    static func readFile(
-        _ path: String,
-        touchingOlderThan interval: TimeInterval?
-    ) throws(DiskCachePlugin.Error) -> Data? {
+    /// Reads a whole file. Returns `nil` when the file does not exist.
+    static func readFile(_ path: String) throws(DiskCachePlugin.Error) -> Data? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
@@ -96,14 +78,6 @@ enum FileIO {
         guard let total = data.withUnsafeMutableBytes({ readAll(descriptor, $0, at: 0) }) else {
             throw ioError("read", path)
         }
-        if let interval {
-            #if canImport(Darwin)
-            let modified = Double(status.st_mtimespec.tv_sec) + Double(status.st_mtimespec.tv_nsec) / 1e9
-            #else
-            let modified = Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
-            #endif
-            if abs(Date().timeIntervalSince1970 - modified) >= interval { futimens(descriptor, nil) }
-        }
         // A file that shrank while being read comes back short; the length check then rejects it.
         return total == size ? data : data.prefix(total)
     }
@@ -113,11 +87,6 @@ enum FileIO {
         var data = Data(count: count)
         guard let total = data.withUnsafeMutableBytes({ readAll(descriptor, $0, at: offset) }) else { return nil }
         return total == count ? data : data.prefix(total)
-    }
-
-    /// Renames a file atomically (over any existing file of the new name).
-    static func move(_ source: String, to destination: String) throws(DiskCachePlugin.Error) {
-        guard systemRename(source, destination) == 0 else { throw ioError("rename", source) }
     }
 
     /// Removes a file; a missing file is not an error.
@@ -159,9 +128,4 @@ enum FileIO {
     static func names(in path: String) -> [String]? {
         try? FileManager.default.contentsOfDirectory(atPath: path)
     }
-}
-
-/// `rename(2)`, reachable from inside ``FileIO``.
-private func systemRename(_ source: String, _ destination: String) -> Int32 {
-    rename(source, destination)
 }

@@ -105,22 +105,19 @@ import FoundationNetworking
             #expect(writer.terminationReason == .uncaughtSignal, context)
             #expect(writer.terminationStatus == SIGKILL, context)
 
-            // A kill inside a write leaves its temporary file (`entries/.partial-<n>`) behind (in about a third of
-            // the rounds, mostly the syncing ones); opening the store removes it.
+            // A kill inside a write can leave the log's last record short; opening the store cuts it off.
             let entriesPath = directory.url.appendingPathComponent("entries").path
 
             // Every few rounds, damage the disk the way a power loss or a bad sector would, on top of the kill.
             var damaged = 0
-            if round % 4 == 3 { damaged = try Self.damageTwoEntries(in: directory.url) }
+            if round % 4 == 3 { damaged = try Self.damageARecord(in: directory.url) }
 
             let store = try DiskStore(directory: directory.url, maximumBytes: Self.maximumBytes)
             #expect(store.unavailableReason == nil, context)
-            // Atomic renames mean the kill itself never leaves a torn entry: only the damage done above is found.
+            // A short last record is an interrupted append, not damage: only the damage done above is counted.
             #expect(store.corruptEntriesDroppedAtOpen == damaged, context)
             #expect(
-                try FileManager.default.contentsOfDirectory(atPath: entriesPath).allSatisfy {
-                    !$0.hasPrefix(DiskStore.partialPrefix)
-                },
+                try FileManager.default.contentsOfDirectory(atPath: entriesPath).allSatisfy { $0.hasPrefix("log-") },
                 context
             )
             var found = 0
@@ -157,20 +154,21 @@ import FoundationNetworking
         #expect(server.requestCount == 1)
     }
 
-    /// Truncates one entry file and flips a header byte of another; returns how many were damaged.
-    static func damageTwoEntries(in directory: URL) throws -> Int {
+    /// Flips a byte of the first record's header in the oldest segment of the log; returns how many records were
+    /// damaged (the rest of that segment cannot be framed any more and is cut off, uncounted: its records are lost,
+    /// never served).
+    static func damageARecord(in directory: URL) throws -> Int {
         let entries = directory.appendingPathComponent("entries")
-        // Entries only: a write the kill interrupted (`.partial-<n>`) is no entry.
-        let names = try FileManager.default.contentsOfDirectory(atPath: entries.path)
-            .filter { !$0.hasPrefix(DiskStore.partialPrefix) }.sorted()
-        guard names.count >= 2 else { return 0 }
-        let truncated = entries.appendingPathComponent(names[0])
-        let bytes = try Data(contentsOf: truncated)
-        try bytes.prefix(bytes.count / 2).write(to: truncated)
-        let flipped = entries.appendingPathComponent(names[1])
-        var flippedBytes = try Data(contentsOf: flipped)
-        flippedBytes[26] ^= 0x40
-        try flippedBytes.write(to: flipped)
-        return 2
+        let segments = try FileManager.default.contentsOfDirectory(atPath: entries.path)
+            .compactMap { name in name.hasPrefix("log-") ? Int(name.dropFirst(4)) : nil }.sorted()
+        for number in segments {
+            let file = entries.appendingPathComponent("log-\(number)")
+            var bytes = try Data(contentsOf: file)
+            guard bytes.count >= 8 else { continue }
+            bytes[5] ^= 0x40  // a reserved byte, covered by the record's key or mark checksum
+            try bytes.write(to: file)
+            return 1
+        }
+        return 0
     }
 }

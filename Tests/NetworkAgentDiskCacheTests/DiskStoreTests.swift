@@ -35,10 +35,10 @@ import Testing
         #expect(try await store.entry(for: EntryFactory.key("/b")) == nil)
         for path in ["/a", "/c", "/d"] { #expect(try await store.entry(for: EntryFactory.key(path)) != nil) }
         #expect(store.usage == ResponseStoreUsage(entryCount: 3, totalBytes: size * 3))
-        let files = try FileManager.default.contentsOfDirectory(
-            atPath: directory.url.appendingPathComponent("entries").path
-        )
-        #expect(files.count == 3)
+        // The eviction is in the log: a reopened store does not bring /b back.
+        let reopened = DiskStore(log: LogStore.reopening(store))
+        #expect(reopened.usage == ResponseStoreUsage(entryCount: 3, totalBytes: size * 3))
+        #expect(try await reopened.entry(for: EntryFactory.key("/b")) == nil)
     }
 
     @Test func anEntryLargerThanTheBoundIsNotStoredAndRemovesTheOlderOne() async throws {
@@ -56,19 +56,11 @@ import Testing
     @Test func theRebuiltIndexKeepsTheOrderOfUse() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let paths = ["/first", "/second", "/third"]
         do {
-            let store = try DiskStore(directory: directory.url)
-            for path in paths { try await store.store(EntryFactory.entry(path)) }
-        }
-        // File times stand for the last use; make them distinct whatever the file system's timestamp granularity.
-        let entries = directory.url.appendingPathComponent("entries")
-        for (offset, path) in ["/second", "/third", "/first"].enumerated() {
-            let file = entries.appendingPathComponent(EntryFactory.key(path).identifier)
-            try FileManager.default.setAttributes(
-                [.modificationDate: Date(timeIntervalSinceNow: Double(offset - 10))],
-                ofItemAtPath: file.path
-            )
+            // Every read records its use (interval 0; a minute by default).
+            let store = DiskStore(log: try LogStore(directory: directory.url, useRecordingInterval: 0))
+            for path in ["/first", "/second", "/third"] { try await store.store(EntryFactory.entry(path)) }
+            _ = try await store.entry(for: EntryFactory.key("/first"))
         }
         let reopened = try DiskStore(directory: directory.url)
         #expect(
@@ -76,62 +68,44 @@ import Testing
         )
     }
 
-    @Test func readsRecordTheirUseInTheFileTime() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try DiskStore(directory: directory.url)
-        try await store.store(EntryFactory.entry("/used"))
-        let file = directory.url.appendingPathComponent("entries").appendingPathComponent(
-            EntryFactory.key("/used").identifier
-        )
-        let old = Date(timeIntervalSince1970: 1_000_000)
-        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: file.path)
-        _ = try await store.entry(for: EntryFactory.key("/used"))
-        let modified = try #require(
-            try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date
-        )
-        #expect(modified > old.addingTimeInterval(1_000))
-    }
-
-    @Test func readsWithinAMinuteOfTheRecordedUseLeaveTheFileTimeAlone() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try DiskStore(directory: directory.url)
-        try await store.store(EntryFactory.entry("/hot"))
-        let file = directory.url.appendingPathComponent("entries").appendingPathComponent(
-            EntryFactory.key("/hot").identifier
-        )
-        let recent = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 10).rounded(.down))
-        try FileManager.default.setAttributes([.modificationDate: recent], ofItemAtPath: file.path)
-        for _ in 0..<3 { #expect(try await store.entry(for: EntryFactory.key("/hot")) != nil) }
-        let modified = try #require(
-            try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date
-        )
-        #expect(modified == recent)
-    }
-
-    @Test func damagedEntriesAndLeftoversAreRemovedAtStart() async throws {
+    @Test func readsRecordTheirUseOnceAMinute() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         do {
             let store = try DiskStore(directory: directory.url)
-            for path in ["/good", "/truncated", "/flipped", "/moved"] {
-                try await store.store(EntryFactory.entry(path))
-            }
+            try await store.store(EntryFactory.entry("/hot"))
+            let before = store.log.logBytes
+            // Stored just now, which counts as a use: reads within the minute append nothing.
+            for _ in 0..<3 { #expect(try await store.entry(for: EntryFactory.key("/hot")) != nil) }
+            #expect(store.log.logBytes == before)
         }
+        let store = try LogStore(directory: directory.url, useRecordingInterval: 0)
+        let before = store.logBytes
+        _ = try await store.entry(for: EntryFactory.key("/hot"))
+        #expect(store.logBytes == before + LogStore.mark(.use, EntryFactory.key("/hot").identifier).count)
+    }
+
+    @Test func damagedEntriesAndLeftoversOfTheFilePerEntryLayoutAreRemovedAtStart() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // The layout of earlier versions: one file per entry, named by its identifier.
         let entries = directory.url.appendingPathComponent("entries")
+        try FileManager.default.createDirectory(at: entries, withIntermediateDirectories: true)
         func file(_ path: String) -> URL { entries.appendingPathComponent(EntryFactory.key(path).identifier) }
+        for path in ["/good", "/truncated", "/flipped", "/moved"] {
+            try EntryCodec.encode(EntryFactory.entry(path)).write(to: file(path))
+        }
         let truncated = try Data(contentsOf: file("/truncated"))
         try truncated.prefix(truncated.count - 3).write(to: file("/truncated"))
         var flipped = try Data(contentsOf: file("/flipped"))
-        flipped[30] ^= 0xff  // inside the header: caught by the header checksum at start
+        flipped[30] ^= 0xff
         try flipped.write(to: file("/flipped"))
         try FileManager.default.moveItem(
             at: file("/moved"),
             to: entries.appendingPathComponent(String(repeating: "0", count: 64))
         )
         try Data("garbage".utf8).write(to: entries.appendingPathComponent("stray"))
-        // Leftovers of interrupted writes: this version's, and an earlier version's in its `tmp/` directory. They
+        // Leftovers of interrupted writes: that layout's, and an earlier version's in its `tmp/` directory. They
         // are removed without counting as damage.
         try Data("half-written".utf8).write(to: entries.appendingPathComponent(DiskStore.partialPrefix + "7"))
         let legacyTemporary = directory.url.appendingPathComponent("tmp")
@@ -143,11 +117,25 @@ import Testing
         #expect(reopened.corruptEntriesDroppedAtOpen == 4)
         #expect(events.names(from: DiskCachePlugin.eventSource).filter { $0 == "error" }.count == 4)
         #expect(reopened.usage.entryCount == 1)
-        #expect(try await reopened.entry(for: EntryFactory.key("/good")) != nil)
+        #expect(try await reopened.entry(for: EntryFactory.key("/good")) == EntryFactory.entry("/good"))
+        // The good entry was imported into the log.
         #expect(
-            try FileManager.default.contentsOfDirectory(atPath: entries.path) == [EntryFactory.key("/good").identifier]
+            try FileManager.default.contentsOfDirectory(atPath: entries.path).allSatisfy {
+                $0.hasPrefix(LogStore.segmentPrefix)
+            }
         )
         #expect(!FileManager.default.fileExists(atPath: legacyTemporary.path))
+    }
+
+    /// The one segment file of a store that wrote little.
+    static func segment(_ directory: TemporaryDirectory) throws -> URL {
+        let entries = directory.url.appendingPathComponent("entries")
+        let name = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: entries.path).first {
+                $0.hasPrefix(LogStore.segmentPrefix)
+            }
+        )
+        return entries.appendingPathComponent(name)
     }
 
     @Test func aBodyDamagedAfterStartIsCaughtOnReadAndDeleted() async throws {
@@ -156,13 +144,12 @@ import Testing
         let store = try DiskStore(directory: directory.url)
         let entry = EntryFactory.entry("/body", body: Data("payload".utf8))
         try await store.store(entry)
-        let file = directory.url.appendingPathComponent("entries").appendingPathComponent(entry.key.identifier)
+        let file = try Self.segment(directory)
         var bytes = try Data(contentsOf: file)
         bytes[bytes.count - 6] ^= 0x01
         try bytes.write(to: file)
         let error = await #expect(throws: DiskCachePlugin.Error.self) { try await store.entry(for: entry.key) }
         #expect(error?.code == .corruptEntry)
-        #expect(!FileManager.default.fileExists(atPath: file.path))
         #expect(try await store.entry(for: entry.key) == nil)
         #expect(store.usage.entryCount == 0)
     }
@@ -175,13 +162,12 @@ import Testing
         try await store.store(entry)
         #expect(try await store.entry(for: entry.key) == entry)
         #expect(store.decodedEntryCount == 1)
-        let file = directory.url.appendingPathComponent("entries").appendingPathComponent(entry.key.identifier)
+        let file = try Self.segment(directory)
         var bytes = try Data(contentsOf: file)
         bytes[bytes.count - 6] ^= 0x01
         try bytes.write(to: file)
         let error = await #expect(throws: DiskCachePlugin.Error.self) { try await store.entry(for: entry.key) }
         #expect(error?.code == .corruptEntry)
-        #expect(!FileManager.default.fileExists(atPath: file.path))
         #expect(store.decodedEntryCount == 0)
     }
 
@@ -194,7 +180,7 @@ import Testing
         #expect(try await store.entry(for: first.key) == first)
         // Another valid entry of the same key and length, written over the file as something else would.
         let second = EntryFactory.entry("/replaced", body: Data("other".utf8))
-        let file = directory.url.appendingPathComponent("entries").appendingPathComponent(first.key.identifier)
+        let file = try Self.segment(directory)
         try EntryCodec.encode(second).write(to: file)
         #expect(try await store.entry(for: first.key) == second)
         try FileManager.default.removeItem(at: file)
@@ -271,18 +257,10 @@ import Testing
             }
             try await group.waitForAll()
         }
-        let files = try FileManager.default.contentsOfDirectory(
-            atPath: directory.url.appendingPathComponent("entries").path
-        )
-        #expect(files.count == store.usage.entryCount)
         #expect(store.usage.totalBytes <= 40_000)
-        let reopenedUsage = store.usage
-        let sizes = try files.map {
-            try FileManager.default.attributesOfItem(
-                atPath: directory.url.appendingPathComponent("entries/\($0)").path
-            )[.size] as? Int ?? 0
-        }
-        #expect(sizes.reduce(0, +) == reopenedUsage.totalBytes)
+        let reopened = DiskStore(log: LogStore.reopening(store))
+        #expect(reopened.corruptEntriesDroppedAtOpen == 0)
+        #expect(reopened.usage == store.usage)
     }
 }
 
@@ -299,5 +277,19 @@ import Testing
         #expect(store.removeEntries(forURL: "http://store.test/a") == 1)
         store.removeAll()
         #expect(store.usage == ResponseStoreUsage())
+    }
+}
+
+extension LogStore {
+    /// Replays the log of a store that is still open (its lock is not taken: the store must not be written to any
+    /// more), as the next start would.
+    static func reopening(_ store: DiskStore) -> LogStore {
+        LogStore(
+            directory: store.directory,
+            maximumBytes: store.maximumBytes,
+            durability: store.durability,
+            useRecordingInterval: DiskStore.useRecordingInterval,
+            lock: .held(descriptor: open("/dev/null", O_RDONLY | O_CLOEXEC), sharedAs: nil)
+        )
     }
 }
