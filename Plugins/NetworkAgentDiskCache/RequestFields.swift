@@ -15,7 +15,7 @@ struct RequestFields {
     /// more); every bit set when a name is not ASCII. A name whose length has no bit cannot be among the fields,
     /// so most lookups (a request rarely has `Range`, `If-None-Match`, `Pragma`…) end without hashing or comparing
     /// a name. (No list of the names with their lengths is kept beside the fields: it was an array per request, and
-    /// the few lookups that get past the bits compare names whose lengths differ without reading them.)
+    /// the few lookups that get past the bits tell names of other lengths apart by a check that both are ASCII.)
     private let lengths: UInt64
 
     init(_ request: URLRequest) {
@@ -34,7 +34,7 @@ struct RequestFields {
         // An ASCII name matches only a field name of its own length (HTTPFieldName.equal's rule), exact or not.
         if length >= 0, lengths & Self.bit(length) == 0 { return nil }
         if let exact = fields[name] { return exact }
-        // HTTPFieldName.equal rules out ASCII names of different lengths on their counts.
+        // HTTPFieldName.equal rules out names of different lengths once it has seen both are ASCII.
         for (fieldName, value) in fields where HTTPFieldName.equal(fieldName, name) { return value }
         return nil
     }
