@@ -79,6 +79,24 @@ public struct AuthPlugin: NetworkAgentPlugin {
     public let plainHTTPHosts: Set<String>
     private let provider: CredentialProvider
     private let origins: Set<Origin>
+    /// The origins of the endpoint `baseURL`s met so far, by their text, with this plugin's answer to whether a
+    /// credential may travel there (``KnownOrigin``): shared by the plugin's copies.
+    private let knownBases = Locked([String: KnownOrigin]())
+
+    /// An endpoint `baseURL`'s origin and whether a credential may go to it over its scheme: `https`, a loopback
+    /// host or one of ``plainHTTPHosts``.
+    ///
+    /// Both follow from the URL's text and the plugin's configuration alone, so they are worked out once per
+    /// `baseURL` (a host parse with percent-decoding and lowercasing, and the loopback check, were a quarter of the
+    /// plugin's own CPU per request) and reused for every request whose URL begins with that `baseURL`'s scheme and
+    /// authority (``startsWithAuthority(of:_:)``): such a request's origin is the `baseURL`'s.
+    private struct KnownOrigin: Sendable {
+        let origin: Origin
+        let mayCarryCredential: Bool
+    }
+
+    /// The most `baseURL`s ``knownBases`` holds (an app has a few); past it, it starts over.
+    private static let maximumKnownBases = 64
 
     /// Creates an auth plugin.
     ///
@@ -113,9 +131,10 @@ public struct AuthPlugin: NetworkAgentPlugin {
         if requirement == .none {
             return Self.withheld(request, reason: "opted_out")
         }
-        guard let url = request.url, let origin = Origin(url), isAllowed(origin, of: url, endpoint: endpoint) else {
+        guard let url = request.url, let allowed = allowedOrigin(of: url, endpoint: endpoint) else {
             return Self.withheld(request, reason: "other_origin")
         }
+        let origin = allowed.origin
         if request.headerField("Authorization") != nil {
             return Self.withheld(request, reason: "already_present")
         }
@@ -131,7 +150,7 @@ public struct AuthPlugin: NetworkAgentPlugin {
         if !credential.goesInAuthorizationHeader, credential.placeIsTaken(in: request) {
             return Self.withheld(request, reason: "already_present")
         }
-        guard origin.isSecure || origin.isLoopback || plainHTTPHosts.contains(origin.host) else {
+        guard allowed.mayCarryCredential else {
             throw Error(
                 .insecureTransport,
                 "refusing to send a credential over \(origin.scheme):// to \(origin.host); "
@@ -179,12 +198,54 @@ public struct AuthPlugin: NetworkAgentPlugin {
         return Self.startsWithAuthority(of: base, url) || Origin(base) == origin || origins.contains(origin)
     }
 
+    /// The origin of `url` and whether a credential may travel to it over its scheme, when `url` receives
+    /// credentials for the endpoint (``isAllowed(_:of:endpoint:)``); `nil` when it does not or has no origin.
+    ///
+    /// A request to its endpoint's own `baseURL` scheme and authority (most) takes the `baseURL`'s remembered
+    /// origin (``KnownOrigin``); any other works both out as ``isAllowed(_:of:endpoint:)`` does.
+    package func allowedOrigin(
+        of url: URL,
+        endpoint: any NetworkAgentEndpoint
+    ) -> (origin: Origin, mayCarryCredential: Bool)? {
+        let base = endpoint.baseURL
+        let baseText = base.absoluteString
+        if Self.startsWithAuthority(of: baseText, url.absoluteString),
+            let known = knownOrigin(of: base, text: baseText)
+        {
+            return (known.origin, known.mayCarryCredential)
+        }
+        guard let origin = Origin(url), Origin(base) == origin || origins.contains(origin) else { return nil }
+        return (origin, mayCarryCredential(to: origin))
+    }
+
+    /// Whether a credential may go to `origin` over its scheme: `https`, a loopback host or one of
+    /// ``plainHTTPHosts``.
+    package func mayCarryCredential(to origin: Origin) -> Bool {
+        origin.isSecure || origin.isLoopback || plainHTTPHosts.contains(origin.host)
+    }
+
+    /// The remembered ``KnownOrigin`` of an endpoint `baseURL` whose text is `text`, worked out on first use; `nil`
+    /// when the URL has no origin (no host).
+    private func knownOrigin(of base: URL, text: String) -> KnownOrigin? {
+        if let known = knownBases.withLock({ $0[text] }) { return known }
+        guard let origin = Origin(base) else { return nil }
+        let known = KnownOrigin(origin: origin, mayCarryCredential: mayCarryCredential(to: origin))
+        knownBases.withLock { bases in
+            if bases.count >= Self.maximumKnownBases { bases.removeAll() }
+            bases[text] = known
+        }
+        return known
+    }
+
     /// Whether `url`'s text begins with `base`'s scheme, `://` and non-empty authority, byte for byte, and its
     /// authority ends there too: then both URLs have one origin, known without working out `base`'s (most requests
     /// go to their endpoint's own `baseURL`). `false` says nothing.
     package static func startsWithAuthority(of base: URL, _ url: URL) -> Bool {
-        let baseText = base.absoluteString
-        let text = url.absoluteString
+        startsWithAuthority(of: base.absoluteString, url.absoluteString)
+    }
+
+    /// ``startsWithAuthority(of:_:)`` of the two URLs' texts.
+    private static func startsWithAuthority(of baseText: String, _ text: String) -> Bool {
         let answer = baseText.utf8.withContiguousStorageIfAvailable { base in
             text.utf8.withContiguousStorageIfAvailable { text in startsWithAuthority(of: base, text) }
         }

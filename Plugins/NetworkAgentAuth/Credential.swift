@@ -235,14 +235,28 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
     )
         -> Bool?
     {
-        let prefix = "Bearer ".utf8
-        if carried.count == prefix.count + token.count, carried.prefix(prefix.count).elementsEqual(prefix),
-            UnsafeBufferPointer(rebasing: carried.dropFirst(prefix.count)).elementsEqual(token)
-        {
+        // Compared index by index: `elementsEqual` of a `String.UTF8View` prefix and of slices was most of the
+        // refresher's check per request.
+        let prefix: StaticString = "Bearer "
+        let prefixCount = prefix.utf8CodeUnitCount
+        if carried.count == prefixCount + token.count, isSame(carried, prefix, token) {
             return !hasControlBytes(token)
         }
         let ascii = carried.allSatisfy { $0 < 0x80 } && token.allSatisfy { $0 < 0x80 }
         return ascii ? false : nil
+    }
+
+    /// Whether `carried`, whose length is the two parts' together, is `prefix` followed by `token`, byte for byte.
+    private static func isSame(
+        _ carried: UnsafeBufferPointer<UInt8>,
+        _ prefix: StaticString,
+        _ token: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        let prefixCount = prefix.utf8CodeUnitCount
+        let prefixBytes = prefix.utf8Start
+        for index in 0..<prefixCount where carried[index] != prefixBytes[index] { return false }
+        for index in 0..<token.count where carried[prefixCount + index] != token[index] { return false }
+        return true
     }
 
     /// RFC 9110 §5.6.2 `tchar`.

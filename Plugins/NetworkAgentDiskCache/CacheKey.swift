@@ -33,9 +33,11 @@ public struct CacheKey: Hashable, Sendable {
     public static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
 
     /// The method, URL and credential fingerprint: every variant of one resource for one user shares it.
-    public var primary: String {
-        credential.isEmpty ? "\(method) \(url)" : "\(method) \(url) #\(credential)"
-    }
+    ///
+    /// Worked out once, when the key is made: a miss reads it four times (the lookup, the miss registry twice, the
+    /// removal of the variant it replaces), and each reading built the string anew. It follows from the other
+    /// parts, so equality and hashing leave it out.
+    public let primary: String
 
     /// A stable identifier of this exact entry (primary key and variant), 64 hex digits; a disk store's file name.
     public var identifier: String {
@@ -56,6 +58,29 @@ public struct CacheKey: Hashable, Sendable {
         self.credential = credential
         self.varyNames = varyNames
         self.variant = variant
+        self.primary = Self.primary(method: method, url: url, credential: credential)
+    }
+
+    /// ``primary`` of the given parts.
+    static func primary(method: String, url: String, credential: String) -> String {
+        credential.isEmpty ? "\(method) \(url)" : "\(method) \(url) #\(credential)"
+    }
+
+    /// Whether two keys have equal parts (``primary`` follows from them).
+    public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
+        lhs.method == rhs.method && lhs.url == rhs.url && lhs.credential == rhs.credential
+            && lhs.varyNames == rhs.varyNames && lhs.variant == rhs.variant
+    }
+
+    /// Hashes the parts that ``==(_:_:)`` compares.
+    ///
+    /// - Parameter hasher: The hasher.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(method)
+        hasher.combine(url)
+        hasher.combine(credential)
+        hasher.combine(varyNames)
+        hasher.combine(variant)
     }
 
     /// The key of a request's entry, given the header names a stored response varies on.
@@ -247,11 +272,20 @@ public struct CacheKey: Hashable, Sendable {
 
     private static func credentialFingerprint(of request: URLRequest, fields: RequestFields) -> String {
         let names = credentialNames(of: request, fields: fields)
-        let values = names.map { fields.value($0) }
-        guard values.contains(where: { $0 != nil }) else { return "" }
+        // Most requests carry none of the names: found without collecting the values in an array first.
+        var first = 0
+        var firstValue: String?
+        while first < names.count {
+            firstValue = fields.value(names[first])
+            if firstValue != nil { break }
+            first += 1
+        }
+        guard first < names.count else { return "" }
         var hasher = SHA256()
         hasher.update("networkagent.cache.credential.v1\n")
-        for (name, value) in zip(names, values) {
+        for index in names.indices {
+            let name = names[index]
+            let value = index < first ? nil : index == first ? firstValue : fields.value(name)
             hasher.update(value.map { "\(name.lowercased()):\($0)\n" } ?? "\(name.lowercased())\u{0}\n")
         }
         return SHA256.hexString(hasher.finalize())

@@ -159,10 +159,16 @@ extension DiskCacheExchange {
         reason: String,
         coalesced: String? = nil
     ) async throws -> (data: Data, response: URLResponse) {
+        // Built only when an observer gets the event (`record` takes it as an autoclosure).
+        plugin.state.record("miss", Self.missAttributes(method: method, reason: reason, coalesced: coalesced))
+        return try await fetch(fallback: nil)
+    }
+
+    /// The `miss` event's attributes: `method`, `reason` and, when the miss was coalesced, `coalesced`.
+    private static func missAttributes(method: String, reason: String, coalesced: String?) -> [String: String] {
         var attributes = ["method": method, "reason": reason]
         attributes["coalesced"] = coalesced
-        plugin.state.record("miss", attributes)
-        return try await fetch(fallback: nil)
+        return attributes
     }
 
     /// A hit built from what another request just stored, if it answers this one: looked up with this request

@@ -123,9 +123,18 @@ public struct DiskCachePlugin: NetworkAgentPlugin {
         next: NetworkAgentExchange
     ) async throws -> (data: Data, response: URLResponse) {
         // Every store call made for this request is bounded by the request's own deadline (StoreDeadline).
-        try await StoreDeadline.$current.withValue(.now + Duration(timeInterval: request.timeoutInterval)) {
+        try await StoreDeadline.$current.withValue(.now + Self.duration(of: request.timeoutInterval)) {
             try await answer(request, endpoint: endpoint, next: next)
         }
+    }
+
+    /// `Duration(timeInterval:)` of a request's timeout, without its exact conversion of a `Double` (`.seconds(_:)`,
+    /// 128-bit arithmetic) for a whole number of seconds (60 unless the endpoint says otherwise), which is exactly
+    /// `.seconds` of that integer.
+    static func duration(of timeout: TimeInterval) -> Duration {
+        // NaN and infinities fail one of the two comparisons; 9.2e18 is Duration(timeInterval:)'s own bound.
+        if timeout.rounded(.towardZero) == timeout, abs(timeout) < 9.2e18 { return .seconds(Int64(timeout)) }
+        return Duration(timeInterval: timeout)
     }
 
     /// ``intercept(_:endpoint:next:)``, within the request's store deadline.

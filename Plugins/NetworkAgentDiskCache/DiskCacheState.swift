@@ -122,7 +122,7 @@ final class DiskCacheState: Sendable {
     /// Ends a flight led by the caller and wakes its waiters with `outcome`.
     func finishMiss(_ key: String, flight: MissFlight, outcome: MissFlight.Outcome) {
         misses.withLock { misses in
-            if misses.flights[key] === flight { misses.flights[key] = nil }
+            if misses.flights[key]?.isSame(as: flight) == true { misses.flights[key] = nil }
         }
         flight.finish(outcome)
     }

@@ -3,7 +3,10 @@ import NetworkAgent
 /// One response being fetched for every request in this process that missed the same primary key at the same time:
 /// the requests that join it wait for its ``Outcome`` (collapsed forwarding, see
 /// `DiskCacheExchange.fetchCollapsed(_:reason:)`).
-final class MissFlight: Sendable {
+///
+/// A struct around its locked state, not a class holding it: one object less per miss (every miss leads a flight).
+/// Copies are the same flight; ``isSame(as:)`` tells flights apart.
+struct MissFlight: Sendable {
     /// How the request that fetched ended, as its waiters see it.
     enum Outcome: Sendable {
         /// It got a response (stored or not: a waiter looks in the store to know whether it answers it).
@@ -27,6 +30,11 @@ final class MissFlight: Sendable {
     }
 
     private let state = Locked(State())
+
+    /// Whether `other` is this flight (or a copy of it).
+    func isSame(as other: MissFlight) -> Bool {
+        state === other.state
+    }
 
     /// Sets the outcome and wakes every waiter with it. Only the first call counts.
     func finish(_ outcome: Outcome) {

@@ -10,28 +10,20 @@ import FoundationNetworking
 /// core's `URLRequest.headerField(_:)` gives (Foundation's answer: names compared without case), without copying
 /// the fields out of the request and re-checking every name's bytes on each call.
 struct RequestFields {
-    private struct Field {
-        let name: String
-        let value: String
-        /// The name's UTF-8 length, or -1 when it is not ASCII.
-        let asciiLength: Int
-    }
-
     private let fields: [String: String]
-    private let list: [Field]
     /// The lengths of the request's field names, one bit per UTF-8 length (bit `n` for `n` bytes, bit 63 for 63 and
     /// more); every bit set when a name is not ASCII. A name whose length has no bit cannot be among the fields,
     /// so most lookups (a request rarely has `Range`, `If-None-Match`, `Pragma`…) end without hashing or comparing
-    /// a name.
+    /// a name. (No list of the names with their lengths is kept beside the fields: it was an array per request, and
+    /// the few lookups that get past the bits tell names of other lengths apart by a check that both are ASCII.)
     private let lengths: UInt64
 
     init(_ request: URLRequest) {
         fields = request.allHTTPHeaderFields ?? [:]
         var lengths: UInt64 = 0
-        list = fields.map { name, value in
+        for name in fields.keys {
             let length = Self.asciiLength(name)
             lengths |= length >= 0 ? Self.bit(length) : ~0
-            return Field(name: name, value: value, asciiLength: length)
         }
         self.lengths = lengths
     }
@@ -42,11 +34,8 @@ struct RequestFields {
         // An ASCII name matches only a field name of its own length (HTTPFieldName.equal's rule), exact or not.
         if length >= 0, lengths & Self.bit(length) == 0 { return nil }
         if let exact = fields[name] { return exact }
-        for field in list {
-            // ASCII names of different lengths never match (HTTPFieldName.equal's own rule); others go through it.
-            if length >= 0, field.asciiLength >= 0, field.asciiLength != length { continue }
-            if HTTPFieldName.equal(field.name, name) { return field.value }
-        }
+        // HTTPFieldName.equal rules out names of different lengths once it has seen both are ASCII.
+        for (fieldName, value) in fields where HTTPFieldName.equal(fieldName, name) { return value }
         return nil
     }
 

@@ -234,6 +234,48 @@ import FoundationNetworking
         }
         #expect(AuthPlugin.requirement(of: AuthorizableSubclassEndpoint(baseURL: url)) == .none)
     }
+
+    /// The origin a request gets, remembered per endpoint `baseURL` for a request under that `baseURL`'s scheme and
+    /// authority, is the one worked out from the request URL, and the plugin allows the same requests and transports,
+    /// for `baseURL`s seen before and for the first time, with and without extra origins and plain-http hosts.
+    @Test func rememberedBaseOriginsEqualTheRequestsOwn() throws {
+        let texts = [
+            "http://127.0.0.1:8080", "http://127.0.0.1:8080/", "http://127.0.0.1:8080/a?b#c",
+            "http://127.0.0.1:80800/a", "http://127.0.0.1", "http://127.0.0.1:80/", "HTTP://Example.com/x",
+            "http://example.com/x", "https://example.com", "https://example.com.evil.test/",
+            "https://user:pw@example.com/x", "https://example.com@evil.test/", "http://[::1]:9000/x", "http://[::1]/x",
+            "urn:x://example.com/a",
+            "file:///tmp/x", "http://example.com?x=1", "http://LocalHost:9/x", "http://a.localhost/x",
+            "http://127.0.0.300/x", "http://127.000.0.1/x", "http://%6Cocalhost/x", "http://plain.test/x",
+            "http://PLAIN.test:8080/y", "https://[::1]/z",
+        ]
+        let urls = try texts.map { try #require(URL(string: $0)) }
+        let plugins = [
+            AuthPlugin { nil },
+            AuthPlugin(
+                additionalOrigins: [try #require(URL(string: "https://example.com"))],
+                plainHTTPHosts: ["Plain.test"]
+            ) { nil },
+        ]
+        for plugin in plugins {
+            for _ in 0..<2 {
+                for base in urls {
+                    let endpoint = PlainEndpoint(baseURL: base)
+                    for url in urls {
+                        let expected = Origin(url).flatMap { origin -> (Origin, Bool)? in
+                            guard plugin.isAllowed(origin, of: url, endpoint: endpoint) else { return nil }
+                            let host = origin.host
+                            let travels = origin.isSecure || origin.isLoopback || plugin.plainHTTPHosts.contains(host)
+                            return (origin, travels)
+                        }
+                        let allowed = plugin.allowedOrigin(of: url, endpoint: endpoint)
+                        #expect(allowed?.origin == expected?.0, "\(base) \(url)")
+                        #expect(allowed?.mayCarryCredential == expected?.1, "\(base) \(url)")
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// An endpoint that does not adopt `AuthorizableEndpoint`.

@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAgent
 import Testing
 
 @testable import NetworkAgentDiskCache
@@ -170,5 +171,62 @@ import FoundationNetworking
         )
         #expect(CacheKey.varyNames(fromField: "*") == ["*"])
         #expect(CacheKey.varyNames(fromField: nil).isEmpty)
+    }
+
+    /// The primary key worked out when a key is made is the text the other parts give, and keys are equal and hash
+    /// alike exactly when their parts are.
+    @Test func thePrimaryKeyIsItsPartsAndLeavesEqualityToThem() {
+        let parts: [(String, String, String, [String], String)] = [
+            ("GET", "http://h/a", "", [], ""), ("GET", "http://h/a", "ab12", [], ""),
+            ("HEAD", "http://h/a", "", [], ""),
+            ("GET", "http://h/a", "", ["accept"], "v1"), ("GET", "http://h/b", "ab12", ["accept"], "v2"),
+        ]
+        let keys = parts.map { CacheKey(method: $0.0, url: $0.1, credential: $0.2, varyNames: $0.3, variant: $0.4) }
+        for (key, part) in zip(keys, parts) {
+            #expect(key.primary == (part.2.isEmpty ? "\(part.0) \(part.1)" : "\(part.0) \(part.1) #\(part.2)"))
+            let again = CacheKey(method: part.0, url: part.1, credential: part.2, varyNames: part.3, variant: part.4)
+            #expect(again == key)
+            #expect(again.hashValue == key.hashValue)
+        }
+        for (index, key) in keys.enumerated() {
+            for (other, otherKey) in keys.enumerated() where other != index { #expect(key != otherKey) }
+        }
+    }
+
+    /// The credential fingerprint, found without collecting the values first, is the digest of every credential
+    /// name's line in order, for each subset of the credential headers (a marked one included) and none.
+    @Test func theCredentialFingerprintDigestsEveryNameInOrder() throws {
+        let url = try #require(URL(string: "https://example.com/x"))
+        let headers = [("Authorization", "Bearer t"), ("Proxy-Authorization", "Basic p"), ("Cookie", "c=1")]
+        for mask in 0..<8 {
+            var request = URLRequest(url: url)
+            for (bit, header) in headers.enumerated() where mask & (1 << bit) != 0 {
+                request.setValue(header.1, forHTTPHeaderField: header.0)
+            }
+            let names = CacheKey.credentialNames(of: request)
+            let values = names.map { request.value(forHTTPHeaderField: $0) }
+            var expected = ""
+            if values.contains(where: { $0 != nil }) {
+                var hasher = SHA256()
+                hasher.update("networkagent.cache.credential.v1\n")
+                for (name, value) in zip(names, values) {
+                    hasher.update(value.map { "\(name):\($0)\n" } ?? "\(name)\u{0}\n")
+                }
+                expected = SHA256.hexString(hasher.finalize())
+            }
+            #expect(CacheKey(request: request)?.credential == expected, "\(mask)")
+        }
+    }
+
+    /// A request timeout becomes the store deadline's duration as `Duration(timeInterval:)` makes it, whole numbers of
+    /// seconds (the shortcut) and the rest alike.
+    @Test func theDeadlineDurationIsTheTimeIntervalConversion() {
+        let timeouts: [TimeInterval] = [
+            0, 1, 60, 0.5, 59.999, -3, -0.25, 1e9, 9.1e18, 9.2e18, -9.2e18, 1e300, .infinity, -.infinity, .nan,
+            .leastNonzeroMagnitude, 12_345.678_9,
+        ]
+        for timeout in timeouts {
+            #expect(DiskCachePlugin.duration(of: timeout) == Duration(timeInterval: timeout), "\(timeout)")
+        }
     }
 }
