@@ -241,23 +241,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try DiskStore(directory: directory.url, maximumBytes: 40_000)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for worker in 0..<8 {
-                group.addTask {
-                    for round in 0..<50 {
-                        let path = "/item/\((worker * 7 + round) % 20)"
-                        try await store.store(
-                            EntryFactory.entry(path, body: Data(repeating: UInt8(round), count: 500 + round * 10))
-                        )
-                        if let entry = try await store.entry(for: EntryFactory.key(path)) {
-                            #expect(entry.body.allSatisfy { $0 == entry.body.first })
-                        }
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
-        #expect(store.usage.totalBytes <= 40_000)
+        try await LogStoreTests.writeConcurrently(into: store)
         let reopened = DiskStore(log: LogStore.reopening(store))
         #expect(reopened.corruptEntriesDroppedAtOpen == 0)
         #expect(reopened.usage == store.usage)

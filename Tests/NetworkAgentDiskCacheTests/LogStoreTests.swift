@@ -334,16 +334,19 @@ import Testing
     @Test func concurrentWritersAndReadersKeepTheIndexAndLogInStep() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (usage, order) = try await Self.writeConcurrently(in: directory)
+        let (usage, order) = try await {
+            let store = try LogStore(directory: directory.url, maximumBytes: 40_000)
+            try await Self.writeConcurrently(into: store)
+            return (store.usage, store.identifiersFromOldest)
+        }()
         let reopened = try LogStore(directory: directory.url, maximumBytes: 40_000)
         #expect(reopened.corruptEntriesDroppedAtOpen == 0)
         #expect(reopened.usage == usage)
         #expect(Set(reopened.identifiersFromOldest) == Set(order))
     }
 
-    /// Eight tasks storing and reading 20 keys into a store bounded to 40,000 bytes; the store is closed after.
-    static func writeConcurrently(in directory: TemporaryDirectory) async throws -> (ResponseStoreUsage, [String]) {
-        let store = try LogStore(directory: directory.url, maximumBytes: 40_000)
+    /// Eight tasks storing and reading 20 keys into `store`, which is bounded to 40,000 bytes.
+    static func writeConcurrently(into store: some ResponseStore) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<8 {
                 group.addTask {
@@ -361,6 +364,5 @@ import Testing
             try await group.waitForAll()
         }
         #expect(store.usage.totalBytes <= 40_000)
-        return (store.usage, store.identifiersFromOldest)
     }
 }
