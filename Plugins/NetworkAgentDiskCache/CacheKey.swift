@@ -67,6 +67,11 @@ public struct CacheKey: Hashable, Sendable {
     }
 
     /// Whether two keys have equal parts (``primary`` follows from them).
+    ///
+    /// - Parameters:
+    ///   - lhs: A key.
+    ///   - rhs: Another key.
+    /// - Returns: Whether the method, URL, credential, vary names and variant are equal.
     public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
         lhs.method == rhs.method && lhs.url == rhs.url && lhs.credential == rhs.credential
             && lhs.varyNames == rhs.varyNames && lhs.variant == rhs.variant
