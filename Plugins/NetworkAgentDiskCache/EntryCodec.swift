@@ -193,7 +193,7 @@ package enum EntryCodec {
     /// The little-endian integer in `count` (at most 8) bytes of `data` from the index `start`, which the caller
     /// has checked are there. One pass over the raw bytes: subscripting `Data` byte by byte costs a representation
     /// switch per byte, which showed in the profile of a Redis hit.
-    private static func littleEndian(_ data: Data, from start: Int, count: Int) -> UInt64 {
+    static func littleEndian(_ data: Data, from start: Int, count: Int) -> UInt64 {
         data.withUnsafeBytes { bytes -> UInt64 in
             let base = start - data.startIndex
             var value: UInt64 = 0
@@ -202,8 +202,8 @@ package enum EntryCodec {
         }
     }
 
-    /// Appends little-endian integers, strings and lists.
-    private struct Writer {
+    /// Appends little-endian integers, strings and lists (entries, and the log's marks).
+    struct Writer {
         var bytes: [UInt8] = []
 
         mutating func integer(_ value: UInt64, bytes count: Int) {
