@@ -423,17 +423,13 @@ package final class LogStore: ResponseStore {
     }
 
     static func mark(_ kind: MarkKind, _ payload: String) -> Data {
-        var bytes = markMagic + [kind.rawValue, 0, 0, 0]
-        let utf8 = Array(payload.utf8)
-        let length = UInt32(utf8.count)
-        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: length >> UInt32(shift))) }
-        bytes += utf8
+        var writer = EntryCodec.Writer()
+        writer.bytes += markMagic + [kind.rawValue, 0, 0, 0]
+        writer.string(payload)
         var crc = CRC32()
-        bytes.withUnsafeBytes { crc.update($0) }
-        for shift in stride(from: 0, to: 32, by: 8) {
-            bytes.append(UInt8(truncatingIfNeeded: crc.value >> UInt32(shift)))
-        }
-        return Data(bytes)
+        writer.bytes.withUnsafeBytes { crc.update($0) }
+        writer.integer(UInt64(crc.value), bytes: 4)
+        return Data(writer.bytes)
     }
 
     private func appendMarks(_ state: inout State, _ kind: MarkKind, _ ids: [String]) throws(DiskCachePlugin.Error) {
@@ -552,7 +548,11 @@ package final class LogStore: ResponseStore {
             let descriptor = open(path, O_RDWR | O_CLOEXEC)
             guard descriptor >= 0 else { throw FileIO.ioError("open", path) }
             let segment = Segment(number: number, descriptor: descriptor)
-            guard let bytes = try FileIO.readFile(path) else { continue }
+            // Read through the descriptor just opened, not by opening the path a second time.
+            var status = stat()
+            guard fstat(descriptor, &status) == 0,
+                let bytes = FileIO.readRange(descriptor, count: Int(status.st_size), at: 0)
+            else { throw FileIO.ioError("read", path) }
             let isLast = position == segmentNumbers.count - 1
             let replay = replay(bytes, segment: segment, isLast: isLast, now: now, into: &state.index)
             dropped += replay.damaged
@@ -659,14 +659,13 @@ package final class LogStore: ResponseStore {
             } else if magic == markMagic {
                 let header = Array(record.prefix(markHeaderLength))
                 guard header.count == markHeaderLength else { return torn() }
-                let payloadLength = (0..<4).reduce(0) { $0 | Int(header[8 + $1]) << (8 * $1) }
+                let payloadLength = Int(EntryCodec.littleEndian(record, from: record.startIndex + 8, count: 4))
                 guard payloadLength <= 1 << 16, let kind = MarkKind(rawValue: header[4]) else { return damaged() }
                 let total = markHeaderLength + payloadLength + 4
                 guard total <= remaining else { return torn() }
                 let body = record.prefix(total - 4)
-                let stored = record[(record.startIndex + total - 4)..<(record.startIndex + total)]
-                    .enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << UInt32(8 * $1.offset) }
-                guard CRC32.checksum(Data(body)) == stored else {
+                let stored = EntryCodec.littleEndian(record, from: record.startIndex + total - 4, count: 4)
+                guard UInt64(CRC32.checksum(body)) == stored else {
                     // Complete but wrong: damage, as for an entry (an interrupted append leaves a short record).
                     guard isLast, offset + total == count else { return damaged() }
                     result.damaged += 1
