@@ -278,19 +278,11 @@ public struct CacheKey: Hashable, Sendable {
     private static func credentialFingerprint(of request: URLRequest, fields: RequestFields) -> String {
         let names = credentialNames(of: request, fields: fields)
         // Most requests carry none of the names: found without collecting the values in an array first.
-        var first = 0
-        var firstValue: String?
-        while first < names.count {
-            firstValue = fields.value(names[first])
-            if firstValue != nil { break }
-            first += 1
-        }
-        guard first < names.count else { return "" }
+        guard names.contains(where: { fields.value($0) != nil }) else { return "" }
         var hasher = SHA256()
         hasher.update("networkagent.cache.credential.v1\n")
-        for index in names.indices {
-            let name = names[index]
-            let value = index < first ? nil : index == first ? firstValue : fields.value(name)
+        for name in names {
+            let value = fields.value(name)
             hasher.update(value.map { "\(name.lowercased()):\($0)\n" } ?? "\(name.lowercased())\u{0}\n")
         }
         return SHA256.hexString(hasher.finalize())
