@@ -191,7 +191,7 @@ public struct MetricsPlugin: NetworkAgentPlugin {
     /// is passed on as it is.
     private static func observation(of event: NetworkAgentEvent, labels: MetricsLabels) -> MetricsObservation {
         if case .responseHeaders(let after) = event.kind, after >= .zero {
-            return .responseHeaders(labels, seconds: after.timeInterval)
+            return .responseHeaders(labels, seconds: after.metricsSeconds)
         }
         return .event(labels, event)
     }

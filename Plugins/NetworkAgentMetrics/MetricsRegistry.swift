@@ -81,8 +81,7 @@ public final class MetricsRegistry: MetricsHandler {
         withUnsafeTemporaryAllocation(of: BucketedPhase.self, capacity: phases.count) { buffer in
             var phaseCount = 0
             if let timings = measurement.transferTimings {
-                for (index, phase) in phases.enumerated() {
-                    guard let seconds = phase.duration(in: timings)?.timeInterval else { continue }
+                MetricsTransferPhase.forEachDuration(in: timings) { index, seconds in
                     let value = Bucketed(seconds, in: configuration.phaseBuckets)
                     buffer.initializeElement(at: phaseCount, to: BucketedPhase(index: index, value: value))
                     phaseCount += 1
@@ -177,8 +176,14 @@ public final class MetricsRegistry: MetricsHandler {
     private func addToWindows(_ seconds: Double, route: RouteKey, in state: inout MetricsState) {
         let limit = configuration.maximumSeriesPerMetric
         let capacity = configuration.quantileWindow
-        let windowKey = state.windows.count < limit || state.windows[route] != nil ? route : .overflow
-        state.windows[windowKey, default: Window()].add(seconds, capacity: capacity)
+        if let index = state.windows.index(forKey: route) {
+            state.windows.values[index].add(seconds, capacity: capacity)
+        } else {
+            state.windows[state.windows.count < limit ? route : .overflow, default: Window()].add(
+                seconds,
+                capacity: capacity
+            )
+        }
         state.overallWindow.add(seconds, capacity: capacity)
     }
 

@@ -112,8 +112,13 @@ struct CounterSeries<Key: SeriesKey>: Sendable {
     var values: [Key: UInt64] = [:]
 
     mutating func add(_ amount: UInt64, to key: Key, limit: Int) {
-        let key = values.count < limit || values[key] != nil ? key : Key.overflow
-        values[key, default: 0] &+= amount
+        // One look-up for a series that exists (most observations); a new one is filed as before, or folded into
+        // the overflow series once the limit is reached.
+        if let index = values.index(forKey: key) {
+            values.values[index] &+= amount
+        } else {
+            values[values.count < limit ? key : Key.overflow, default: 0] &+= amount
+        }
     }
 }
 
@@ -134,8 +139,13 @@ struct HistogramSeries<Key: SeriesKey>: Sendable {
 
     /// Records `value`, which falls in bucket `index` (of `bucketCount` finite buckets; `bucketCount` is `+Inf`).
     mutating func observe(_ value: Double, bucket index: Int, bucketCount: Int, key: Key, limit: Int) {
-        let key = values.count < limit || values[key] != nil ? key : Key.overflow
-        values[key, default: HistogramData(bucketCount: bucketCount)].record(value, bucket: index)
+        // As `CounterSeries.add`: one look-up for a series that exists.
+        if let position = values.index(forKey: key) {
+            values.values[position].record(value, bucket: index)
+        } else {
+            let key = values.count < limit ? key : Key.overflow
+            values[key, default: HistogramData(bucketCount: bucketCount)].record(value, bucket: index)
+        }
     }
 }
 
@@ -157,7 +167,12 @@ struct PhaseSeries: Sendable {
     ///
     /// - Parameter record: Called once with the route's histograms, one per phase, to record into.
     mutating func update(key: RouteKey, bucketCount: Int, limit: Int, _ record: (inout [HistogramData]) -> Void) {
-        let key = values.count < limit || values[key] != nil ? key : .overflow
+        // As `CounterSeries.add`: one look-up for a route that exists.
+        if let index = values.index(forKey: key) {
+            record(&values.values[index])
+            return
+        }
+        let key = values.count < limit ? key : .overflow
         record(
             &values[
                 key,

@@ -54,6 +54,22 @@ public enum MetricsTransferPhase: String, CaseIterable, Hashable, Sendable {
         return end > start ? end - start : .zero
     }
 
+    /// Calls `body` with the position in ``inOrder`` and the seconds of every phase that happened, in order: the
+    /// same phases and values as ``duration(in:)`` of each phase, converted as ``MetricsMeasurement/seconds`` is.
+    ///
+    /// A finished request records all six: one pass carries the latest end so far, on the attoseconds, where
+    /// ``duration(in:)`` of each phase goes over the earlier ones again with `Duration`'s comparisons (calls into
+    /// the standard library).
+    static func forEachDuration(in timings: HTTPTransferTimings, _ body: (Int, Double) -> Void) {
+        // The start of the next phase: the latest end of the phases that happened so far, or zero.
+        var start: Int128 = 0
+        for (index, phase) in inOrder.enumerated() {
+            guard let end = phase.end(in: timings)?.attoseconds, end > 0 else { continue }
+            body(index, end > start ? Duration.seconds(attoseconds: end - start) : 0)
+            if end > start { start = end }
+        }
+    }
+
     /// The cumulative time at which the phase ends.
     private func end(in timings: HTTPTransferTimings) -> Duration? {
         switch self {

@@ -86,7 +86,13 @@ public struct TokenRefreshPlugin: NetworkAgentPlugin {
         endpoint: any NetworkAgentEndpoint,
         next: NetworkAgentExchange
     ) async throws -> (data: Data, response: URLResponse) {
-        guard let preparation = try await refresher.prepare(request, agent: next.agent) else {
+        // Most requests are decided without a suspension (no refresh in flight or due).
+        let prepared: TokenRefresher.Preparation?
+        switch try refresher.preparationAtOnce(request) {
+        case .decided(let decided): prepared = decided
+        case .onActor: prepared = try await refresher.prepareOnActor(request, agent: next.agent)
+        }
+        guard let preparation = prepared else {
             return try await next(request)
         }
         let carried = preparation.carried

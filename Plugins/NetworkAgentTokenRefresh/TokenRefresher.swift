@@ -157,16 +157,36 @@ public actor TokenRefresher {
     /// What a request needs to know on its way out, copied from the state above after every change of it: most
     /// requests (no refresh in flight, no expiry near) read it under a lock instead of queueing on the actor twice
     /// (issue 29: two actor hops per request, 32 requests in flight, cost more than the rest of the plugin).
-    private struct Published: Sendable {
-        var current: AuthToken?
-        var version = 0
-        var history: [(version: Int, credential: Credential)] = []
-        var expired: Error?
-        var isRefreshing = false
-        var proactiveSpent: Int?
+    ///
+    /// An immutable object, replaced whole on every change: a request reads it with one retain under the lock and
+    /// then its fields without the lock, where a struct was copied field by field (the token, the history array,
+    /// the error) and destroyed again on every request.
+    private final class Published: Sendable {
+        let current: AuthToken?
+        let version: Int
+        let history: [(version: Int, credential: Credential)]
+        let expired: Error?
+        let isRefreshing: Bool
+        let proactiveSpent: Int?
+
+        init(
+            current: AuthToken?,
+            version: Int = 0,
+            history: [(version: Int, credential: Credential)],
+            expired: Error? = nil,
+            isRefreshing: Bool = false,
+            proactiveSpent: Int? = nil
+        ) {
+            self.current = current
+            self.version = version
+            self.history = history
+            self.expired = expired
+            self.isRefreshing = isRefreshing
+            self.proactiveSpent = proactiveSpent
+        }
     }
 
-    private nonisolated let published = Locked(Published())
+    private nonisolated let published: Locked<Published>
 
     /// Copies the state requests read into ``published``; called at the end of every method that changes it.
     private func publish() {
@@ -210,7 +230,7 @@ public actor TokenRefresher {
         self.current = token
         let history = token.map { [(version: 0, credential: $0.credential)] } ?? []
         self.history = history
-        published.withLock { $0 = Published(current: token, history: history) }
+        published = Locked(Published(current: token, history: history))
     }
 
     /// The current token, `nil` when signed out.
@@ -245,35 +265,45 @@ public actor TokenRefresher {
 
     /// The credential for a request being built; fails fast once the session expired.
     nonisolated func credentialForNewRequest() throws(Error) -> Credential? {
-        let (expired, current) = published.withLock { ($0.expired, $0.current) }
-        if let expired { throw expired }
-        return current?.credential
+        let state = published.withLock { $0 }
+        if let expired = state.expired { throw expired }
+        return state.current?.credential
     }
 
-    /// Finds the refresher's credential in a request and the credential it should carry now: after waiting for a
-    /// refresh in flight, or after a proactive one when the token is about to expire. `nil` for a request that
-    /// does not carry one of the refresher's credentials.
-    nonisolated func prepare(_ request: URLRequest, agent: NetworkAgent) async throws -> Preparation? {
-        // Without a refresh in flight or due, the answer follows from the published state; otherwise the actor
-        // decides (and starts or waits for the refresh).
+    /// What ``preparationAtOnce(_:)`` found: the answer, or that the actor must decide.
+    enum QuickPreparation {
+        /// The answer: the preparation, or `nil` for a request that does not carry one of the refresher's
+        /// credentials.
+        case decided(Preparation?)
+        /// A refresh is in flight or due: ``prepareOnActor(_:agent:)`` decides (and starts or waits for it).
+        case onActor
+    }
+
+    /// Finds the refresher's credential in a request and the credential it should carry now, without a suspension
+    /// for most requests (no refresh in flight or due), where the answer follows from the published state; when
+    /// a refresh is in flight or due, ``prepareOnActor(_:agent:)`` decides (waiting for it, or after a proactive
+    /// one when the token is about to expire).
+    nonisolated func preparationAtOnce(_ request: URLRequest) throws -> QuickPreparation {
         let state = published.withLock { $0 }
-        guard let carried = state.history.last(where: { $0.credential.isCarried(by: request) }) else { return nil }
+        guard let carried = state.history.last(where: { $0.credential.isCarried(by: request) }) else {
+            return .decided(nil)
+        }
         if let expired = state.expired { throw expired }
-        guard !state.isRefreshing else { return try await prepareOnActor(request, agent: agent) }
-        guard let token = state.current else { return nil }
+        guard !state.isRefreshing else { return .onActor }
+        guard let token = state.current else { return .decided(nil) }
         if let expiresAt = token.expiresAt, state.proactiveSpent != state.version,
             now().addingTimeInterval(refreshMargin.timeInterval) >= expiresAt
         {
-            return try await prepareOnActor(request, agent: agent)
+            return .onActor
         }
-        return Preparation(
-            carried: carried.credential,
-            lease: Lease(credential: token.credential, version: state.version)
+        return .decided(
+            Preparation(carried: carried.credential, lease: Lease(credential: token.credential, version: state.version))
         )
     }
 
-    /// ``prepare(_:agent:)`` on the actor, for a request that may have to wait for a refresh or start one.
-    private func prepareOnActor(_ request: URLRequest, agent: NetworkAgent) async throws -> Preparation? {
+    /// The preparation of a request on the actor, for a request that may have to wait for a refresh or start one;
+    /// `nil` for a request that does not carry one of the refresher's credentials.
+    func prepareOnActor(_ request: URLRequest, agent: NetworkAgent) async throws -> Preparation? {
         guard let carried = history.last(where: { $0.credential.isCarried(by: request) }) else { return nil }
         if let expired { throw expired }
         if let inFlight = refreshing {
