@@ -42,13 +42,51 @@ struct CacheIndex<Value> {
         let generation = nextGeneration
         nextGeneration += 1
         nodes[id] = Node(key: key, value: value, bytes: bytes, generation: generation, newer: nil, older: newest)
-        if let newest { nodes[newest]?.newer = id }
+        // Read, changed and written back rather than changed in place (`nodes[newest]?.newer = id`,
+        // `byPrimary[primary, default: IDs()].insert(id)`): each in-place change goes through the dictionary's
+        // `modify` accessor, whose coroutine frame was a heap allocation per call, three per stored entry.
+        if let newest { link(newest, newer: id) }
         newest = id
         if oldest == nil { oldest = id }
-        byPrimary[key.primary, default: IDs()].insert(id)
-        byURL[key.url, default: IDs()].insert(id)
+        Self.file(id, under: key.primary, in: &byPrimary)
+        Self.file(id, under: key.url, in: &byURL)
         totalBytes += bytes
         return generation
+    }
+
+    /// Sets the entry after `id` in the order of use (read and written back, see ``insert(id:key:value:bytes:)``).
+    private mutating func link(_ id: String, newer: String?) {
+        guard var node = nodes[id] else { return }
+        node.newer = newer
+        nodes[id] = node
+    }
+
+    /// Sets the entry before `id` in the order of use.
+    private mutating func link(_ id: String, older: String?) {
+        guard var node = nodes[id] else { return }
+        node.older = older
+        nodes[id] = node
+    }
+
+    /// Removes `id` from the identifiers filed under `key` in a secondary table, and the key when none is left.
+    private static func unfile(_ id: String, under key: String, in table: inout [String: IDs]) {
+        guard var ids = table[key] else { return }
+        if ids.count > 1 { table[key] = nil }
+        ids.remove(id)
+        table[key] = ids.isEmpty ? nil : ids
+    }
+
+    /// Adds `id` to the identifiers filed under `key` in a secondary table.
+    private static func file(_ id: String, under key: String, in table: inout [String: IDs]) {
+        guard var ids = table[key] else {
+            table[key] = IDs(id)
+            return
+        }
+        // A set (more than one identifier under a key: variants, methods or users of one resource, rare) is taken
+        // out first, so that it is uniquely referenced and adding to it copies nothing.
+        if ids.count > 1 { table[key] = nil }
+        ids.insert(id)
+        table[key] = ids
     }
 
     /// Changes the value filed under `id`, if any, leaving its place in the order of use alone.
@@ -62,9 +100,12 @@ struct CacheIndex<Value> {
     mutating func touch(id: String) {
         guard newest != id, let node = nodes[id] else { return }
         unlink(id: id, node: node)
-        nodes[id]?.older = newest
-        nodes[id]?.newer = nil
-        if let newest { nodes[newest]?.newer = id }
+        if var moved = nodes[id] {
+            moved.older = newest
+            moved.newer = nil
+            nodes[id] = moved
+        }
+        if let newest { link(newest, newer: id) }
         newest = id
         if oldest == nil { oldest = id }
     }
@@ -78,11 +119,8 @@ struct CacheIndex<Value> {
         unlink(id: id, node: node)
         nodes[id] = nil
         totalBytes -= node.bytes
-        let primary = node.key.primary
-        byPrimary[primary]?.remove(id)
-        if byPrimary[primary]?.isEmpty == true { byPrimary[primary] = nil }
-        byURL[node.key.url]?.remove(id)
-        if byURL[node.key.url]?.isEmpty == true { byURL[node.key.url] = nil }
+        Self.unfile(id, under: node.key.primary, in: &byPrimary)
+        Self.unfile(id, under: node.key.url, in: &byURL)
         return node
     }
 
@@ -107,8 +145,8 @@ struct CacheIndex<Value> {
     }
 
     private mutating func unlink(id: String, node: Node) {
-        if let newer = node.newer { nodes[newer]?.older = node.older } else { newest = node.older }
-        if let older = node.older { nodes[older]?.newer = node.newer } else { oldest = node.newer }
+        if let newer = node.newer { link(newer, older: node.older) } else { newest = node.older }
+        if let older = node.older { link(older, newer: node.newer) } else { oldest = node.newer }
     }
 }
 
@@ -124,6 +162,11 @@ struct IDs: Sequence {
     private var storage: Storage?
 
     init() {}
+
+    /// The identifiers of one entry.
+    init(_ id: String) {
+        storage = .one(id)
+    }
 
     var count: Int {
         switch storage {

@@ -41,7 +41,12 @@ public struct CacheKey: Hashable, Sendable {
 
     /// A stable identifier of this exact entry (primary key and variant), 64 hex digits; a disk store's file name.
     public var identifier: String {
-        SHA256.hex(primary + "\n" + variant)
+        // The three parts hashed in turn: the same bytes as their concatenation, without building it.
+        var hasher = SHA256()
+        hasher.update(primary)
+        hasher.update("\n")
+        hasher.update(variant)
+        return hasher.finalizeHex()
     }
 
     /// Creates a key from its parts, as read back from storage.
@@ -285,7 +290,7 @@ public struct CacheKey: Hashable, Sendable {
             let value = fields.value(name)
             hasher.update(value.map { "\(name.lowercased()):\($0)\n" } ?? "\(name.lowercased())\u{0}\n")
         }
-        return SHA256.hexString(hasher.finalize())
+        return hasher.finalizeHex()
     }
 
     private static func variantDigest(of fields: RequestFields, names: [String]) -> String {
@@ -301,6 +306,6 @@ public struct CacheKey: Hashable, Sendable {
                 hasher.update("\(name)\u{0}\n")
             }
         }
-        return SHA256.hexString(hasher.finalize())
+        return hasher.finalizeHex()
     }
 }

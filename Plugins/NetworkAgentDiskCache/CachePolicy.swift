@@ -366,13 +366,46 @@ struct CachePolicy: Sendable {
     /// Header fields as they are stored: without hop-by-hop fields, those named by `Connection` and the field
     /// named `excluded` (the cache's status field), names compared without ASCII case.
     static func storableHeaders(_ headers: [String: String], excluding excluded: String?) -> [String: String] {
-        let connection = headers.first { $0.key.equalsIgnoringASCIICase("Connection") }?.value ?? ""
-        let named = Set(connection.split(separator: ",").map { $0.trimmingWhitespace().lowercased() })
+        let connection = headers.first { $0.key.equalsIgnoringASCIICase("Connection") }?.value
+        let named = connectionNames(connection)
         return headers.filter { name, _ in
             if let excluded, name.equalsIgnoringASCIICase(excluded) { return false }
-            let lowered = name.lowercased()
-            return !unstorableHeaders.contains(lowered) && !named.contains(lowered)
+            return !isUnstorable(name) && !isListed(name, in: named)
         }
+    }
+
+    /// The field names a `Connection` value lists (RFC 9110 §7.6.1), lowercased; empty without one.
+    static func connectionNames(_ connection: String?) -> [String] {
+        guard let connection, !connection.isEmpty else { return [] }
+        // What nearly every response says, named without splitting, trimming and lowercasing.
+        if connection.equalsIgnoringASCIICase("keep-alive") { return ["keep-alive"] }
+        if connection.equalsIgnoringASCIICase("close") { return ["close"] }
+        return Array(Set(connection.split(separator: ",").map { $0.trimmingWhitespace().lowercased() }))
+    }
+
+    /// Whether `unstorableHeaders` holds `name` lowercased: an ASCII name (every real one) is compared without
+    /// ASCII case against the list (mostly a comparison of lengths), without lowercasing it (an allocation for a
+    /// name of more than 15 bytes) or hashing it; any other is lowercased, which may change its length.
+    static func isUnstorable(_ name: String) -> Bool {
+        guard isASCII(name) else { return unstorableHeaders.contains(name.lowercased()) }
+        return unstorableHeaderList.contains { name.equalsIgnoringASCIICase($0) }
+    }
+
+    /// ``unstorableHeaders`` as a list, for ``isUnstorable(_:)``.
+    private static let unstorableHeaderList = Array(unstorableHeaders)
+
+    /// Whether `names` (lowercased, as ``connectionNames(_:)`` gives them) holds `name` lowercased, compared
+    /// like ``isUnstorable(_:)``.
+    static func isListed(_ name: String, in names: [String]) -> Bool {
+        guard !names.isEmpty else { return false }
+        guard isASCII(name) else { return names.contains(name.lowercased()) }
+        // An ASCII name lowercases to itself with its ASCII letters folded: equal to a lowercased name exactly when
+        // the two are equal without ASCII case (a name with other bytes differs from it both ways).
+        return names.contains { name.equalsIgnoringASCIICase($0) }
+    }
+
+    private static func isASCII(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 < 0x80 }
     }
 
     /// An entity tag without its weakness prefix, for the weak comparison of RFC 9110 §8.8.3.2.

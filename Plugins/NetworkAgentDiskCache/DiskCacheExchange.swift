@@ -267,14 +267,17 @@ final class DiskCacheExchange: Sendable {
             await plugin.store.remove(filed.key)
             return
         }
-        let headers = headers ?? Self.headerFields(of: response)
+        let excluded = plugin.configuration.statusHeader
+        let stored =
+            headers.map { CachePolicy.storableHeaders($0, excluding: excluded) }
+            ?? Self.storableHeaderFields(of: response, excluding: excluded)
         guard let (key, url) = storageKey(for: response, redirected: redirected, varyNames: varyNames) else { return }
         if redirected && replaces { await removeAllVariants(of: request) }
         let entry = CachedEntry(
             key: key,
             responseURL: url,
             statusCode: response.statusCode,
-            headers: CachePolicy.storableHeaders(headers, excluding: plugin.configuration.statusHeader),
+            headers: stored,
             body: method == "HEAD" ? Data() : data,
             requestDate: requestDate,
             responseDate: responseDate
@@ -477,11 +480,44 @@ final class DiskCacheExchange: Sendable {
 
     /// A response's header fields as strings.
     static func headerFields(of response: HTTPURLResponse) -> [String: String] {
-        var fields: [String: String] = [:]
-        for (name, value) in response.allHeaderFields {
+        let all = response.allHeaderFields
+        var fields = [String: String](minimumCapacity: all.count)
+        for (name, value) in all {
             guard let name = name as? String else { continue }
             fields[name] = value as? String ?? "\(value)"
         }
+        return fields
+    }
+
+    /// `CachePolicy.storableHeaders(headerFields(of: response), excluding: excluded)`, copied out of Foundation in
+    /// one pass: the fields a stored response keeps go straight into the one dictionary, without a second one for
+    /// all of them first. A response with more than one `Connection` field (names differing in case; it takes a
+    /// response built by hand) goes the two-step way, whose first one in the copy's order decides.
+    static func storableHeaderFields(of response: HTTPURLResponse, excluding excluded: String?) -> [String: String] {
+        let all = response.allHeaderFields
+        var fields = [String: String](minimumCapacity: all.count)
+        var connection: String?
+        var connections = 0
+        for (name, value) in all {
+            guard let name = name as? String else { continue }
+            let value = value as? String ?? "\(value)"
+            if name.equalsIgnoringASCIICase("Connection") {
+                // Never stored itself (hop-by-hop); what it lists goes too, below.
+                connection = value
+                connections += 1
+                continue
+            }
+            if let excluded, name.equalsIgnoringASCIICase(excluded) { continue }
+            if CachePolicy.isUnstorable(name) { continue }
+            fields[name] = value
+        }
+        guard connections <= 1 else {
+            return CachePolicy.storableHeaders(headerFields(of: response), excluding: excluded)
+        }
+        let named = CachePolicy.connectionNames(connection)
+        guard !named.isEmpty else { return fields }
+        // Usually `keep-alive` or `close`, naming no field that is left: removed in place, nothing copied.
+        for name in fields.keys.filter({ CachePolicy.isListed($0, in: named) }) { fields[name] = nil }
         return fields
     }
 }

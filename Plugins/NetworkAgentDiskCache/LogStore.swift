@@ -194,9 +194,11 @@ package final class LogStore: ResponseStore {
         let now = Date().timeIntervalSince1970
         let found = state.withLock {
             state -> [(id: String, key: CacheKey, generation: UInt64, at: Location, decoded: Decoded?)] in
-            if forgetIfDeleted(&state, primaryKey) { return [] }
+            // The primary key is looked up (hashed) once, for the check and the entries.
+            let ids = state.index.ids(primary: primaryKey)
+            if forgetIfDeleted(&state, ids) { return [] }
             var uses: [String] = []
-            let found = state.index.ids(primary: primaryKey).compactMap {
+            let found = ids.compactMap {
                 id -> (id: String, key: CacheKey, generation: UInt64, at: Location, decoded: Decoded?)? in
                 guard let node = state.index.nodes[id] else { return nil }
                 state.index.touch(id: id)
@@ -399,10 +401,11 @@ package final class LogStore: ResponseStore {
         return (segment, offset)
     }
 
-    /// Whether a segment holding a variant of `primaryKey` was deleted behind the store (a cache cleaner); then
-    /// everything is forgotten, as the files it was read from are gone. One `fstat` per segment involved.
-    private func forgetIfDeleted(_ state: inout State, _ primaryKey: String) -> Bool {
-        for id in state.index.ids(primary: primaryKey) {
+    /// Whether a segment holding one of `ids` (the variants of a primary key) was deleted behind the store (a cache
+    /// cleaner); then everything is forgotten, as the files it was read from are gone. One `fstat` per segment
+    /// involved.
+    private func forgetIfDeleted(_ state: inout State, _ ids: IDs) -> Bool {
+        for id in ids {
             guard let segment = state.index.nodes[id]?.value.segment else { continue }
             var status = stat()
             if fstat(segment.descriptor, &status) != 0 || status.st_nlink == 0 {

@@ -19,87 +19,147 @@ package struct SHA256 {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
     )
-    private var pending: [UInt8] = []
+    /// The block being filled, 64 bytes kept in the hasher itself: a heap array for it, a copy of every update's
+    /// bytes and the arrays of the padding and the digest were ten allocations per hash, and a storing miss hashes
+    /// its key for the entry's identifier.
+    private var block: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    /// How many bytes of ``block`` are filled.
+    private var blockCount = 0
     private var length: UInt64 = 0
 
-    init() {
-        pending.reserveCapacity(64)
-    }
+    init() {}
 
     /// Adds bytes to the message.
     mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        let bytes = Array(bytes)
-        length &+= UInt64(bytes.count)
-        var offset = 0
-        if !pending.isEmpty {
-            let taken = min(64 - pending.count, bytes.count)
-            pending += bytes[0..<taken]
-            offset = taken
-            guard pending.count == 64 else { return }
-            compress(pending[...])
-            pending.removeAll(keepingCapacity: true)
+        let done: Void? = bytes.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
+        guard done == nil else { return }
+        for byte in bytes {
+            length &+= 1
+            append(byte)
         }
-        while bytes.count - offset >= 64 {
-            compress(bytes[offset..<offset + 64])
+    }
+
+    /// Adds the bytes of a buffer.
+    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        let count = bytes.count
+        length &+= UInt64(count)
+        var offset = 0
+        if blockCount > 0 {
+            let taken = min(64 - blockCount, count)
+            fill(from: bytes, offset: 0, count: taken)
+            offset = taken
+            guard blockCount == 64 else { return }
+            compressBlock()
+        }
+        while count - offset >= 64 {
+            compress(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 64]))
             offset += 64
         }
-        pending += bytes[offset...]
+        fill(from: bytes, offset: offset, count: count - offset)
     }
 
     /// Adds the UTF-8 bytes of a string.
     mutating func update(_ text: String) {
-        update(text.utf8)
+        var text = text
+        // A native string's own bytes (`withUTF8` makes a bridged one native first), without copying them.
+        text.withUTF8 { update(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Copies `count` bytes from `bytes[offset...]` into the block; the caller keeps the block from overflowing.
+    private mutating func fill(from bytes: UnsafeRawBufferPointer, offset: Int, count: Int) {
+        guard count > 0, let source = bytes.baseAddress else { return }
+        let start = blockCount
+        withUnsafeMutableBytes(of: &block) { block in
+            guard let target = block.baseAddress else { return }
+            (target + start).copyMemory(from: source + offset, byteCount: count)
+        }
+        blockCount += count
+    }
+
+    /// Adds one byte to the block (not to the message length: the padding uses it too).
+    private mutating func append(_ byte: UInt8) {
+        let index = blockCount
+        withUnsafeMutableBytes(of: &block) { $0[index] = byte }
+        blockCount += 1
+        if blockCount == 64 { compressBlock() }
+    }
+
+    /// Compresses the full block and empties it.
+    private mutating func compressBlock() {
+        let full = block
+        withUnsafeBytes(of: full) { compress($0) }
+        blockCount = 0
+    }
+
+    /// Pads the message and returns the final state, the digest's eight words.
+    private mutating func finish() -> (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) {
+        let bitLength = length &* 8
+        append(0x80)
+        while blockCount != 56 { append(0) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+        }
+        return state
     }
 
     /// Pads the message and returns the 32-byte digest.
     mutating func finalize() -> [UInt8] {
-        let bitLength = length &* 8
-        var tail: [UInt8] = [0x80]
-        let used = (pending.count + 1) % 64
-        tail += [UInt8](repeating: 0, count: used <= 56 ? 56 - used : 120 - used)
-        for shift in stride(from: 56, through: 0, by: -8) {
-            tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
-        }
-        let saved = length
-        update(tail)
-        length = saved
+        let words = finish()
         var digest: [UInt8] = []
         digest.reserveCapacity(32)
-        for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
-            digest += [UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8)]
+        for word in [words.0, words.1, words.2, words.3, words.4, words.5, words.6, words.7] {
+            digest.append(UInt8(truncatingIfNeeded: word >> 24))
+            digest.append(UInt8(truncatingIfNeeded: word >> 16))
+            digest.append(UInt8(truncatingIfNeeded: word >> 8))
             digest.append(UInt8(truncatingIfNeeded: word))
         }
         return digest
+    }
+
+    /// ``finalize()`` as 64 lowercase hex digits, ``hexString(_:)`` of the digest without the digest's array.
+    mutating func finalizeHex() -> String {
+        let words = finish()
+        let bigEndian = (
+            words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian, words.4.bigEndian,
+            words.5.bigEndian, words.6.bigEndian, words.7.bigEndian
+        )
+        return withUnsafeBytes(of: bigEndian) { Self.hexString($0) }
     }
 
     /// The digest of a string's UTF-8 bytes as 64 lowercase hex digits.
     package static func hex(_ text: String) -> String {
         var hasher = SHA256()
         hasher.update(text)
-        return hexString(hasher.finalize())
+        return hasher.finalizeHex()
     }
 
     /// Lowercase hex digits of bytes.
     static func hexString(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var characters: [UInt8] = []
-        characters.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            characters.append(digits[Int(byte >> 4)])
-            characters.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: characters, as: UTF8.self)
+        bytes.withUnsafeBytes { hexString($0) }
     }
 
-    private mutating func compress(_ block: ArraySlice<UInt8>) {
+    /// Lowercase hex digits of bytes, written straight into the string's storage.
+    static func hexString(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { characters in
+            for (index, byte) in bytes.enumerated() {
+                characters[2 * index] = hexDigit(byte >> 4)
+                characters[2 * index + 1] = hexDigit(byte & 0x0f)
+            }
+            return bytes.count * 2
+        }
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
+
+    /// Folds one 64-byte block into the state.
+    private mutating func compress(_ block: UnsafeRawBufferPointer) {
         // The message schedule lives on the stack: a heap array per 64-byte block showed in the profile of a
         // storable miss, which hashes the entry's key for its file name.
         state = withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { words in
             for index in 0..<16 {
-                let base = block.startIndex + index * 4
-                words[index] =
-                    UInt32(block[base]) << 24 | UInt32(block[base + 1]) << 16 | UInt32(block[base + 2]) << 8
-                    | UInt32(block[base + 3])
+                words[index] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
             }
             for index in 16..<64 {
                 let w15 = words[index - 15]

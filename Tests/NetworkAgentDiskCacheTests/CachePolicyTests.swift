@@ -242,4 +242,76 @@ import FoundationNetworking
         #expect(CachePolicy.storableHeaders(kept, excluding: "X-NetworkAgent-Cache") == ["ETag": "\"e\""])
         #expect(CachePolicy.storableHeaders(kept, excluding: nil) == kept)
     }
+
+    /// The name checks compare ASCII names without lowercasing them; any other name is lowercased as before (the
+    /// Kelvin sign lowercases to `k`, so `\u{212A}eep-Alive` is `keep-alive`).
+    @Test func unstorableNamesAreThoseWhoseLowercaseIsListed() {
+        let names = [
+            "Connection", "CONNECTION", "keep-alive", "Keep-Alive", "Proxy-Connection", "TE", "te", "Transfer-Encoding",
+            "Upgrade", "Proxy-Authenticate", "proxy-authentication-info", "Proxy-Authorization", "ETag", "Tee",
+            "Connections", "Content-Length", "X-Hop", "\u{212A}eep-Alive", "\u{212A}", "k", "K", "X-K", "x-\u{212A}",
+            "Prox\u{0130}", "", "Übergabe",
+        ]
+        let lists: [[String]] = [
+            [], ["keep-alive"], ["x-hop", "k"], CachePolicy.connectionNames("close, X-\u{212A}, Tee"),
+        ]
+        for name in names {
+            #expect(
+                CachePolicy.isUnstorable(name) == CachePolicy.unstorableHeaders.contains(name.lowercased()),
+                "\(name)"
+            )
+            for list in lists {
+                #expect(
+                    CachePolicy.isListed(name, in: list) == Set(list).contains(name.lowercased()),
+                    "\(name) \(list)"
+                )
+            }
+        }
+        #expect(CachePolicy.connectionNames(nil).isEmpty)
+        #expect(CachePolicy.connectionNames("").isEmpty)
+        #expect(Set(CachePolicy.connectionNames(" close ,X-Hop,,x-hop")) == ["close", "x-hop"])
+        for value in ["keep-alive", "Keep-Alive", "KEEP-ALIVE", "close", "Close", " close", "keep-alive, Upgrade"] {
+            let lowercased = Set(
+                value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            )
+            #expect(Set(CachePolicy.connectionNames(value)) == lowercased, "\(value)")
+        }
+    }
+
+    /// The one-pass copy of a response's storable fields equals the two steps it replaces (copy every field, then
+    /// `storableHeaders`), whatever the `Connection` field lists and whatever the status field is called.
+    @Test func storableFieldsOfAResponseAreTheStorableHeadersOfItsFields() throws {
+        let url = try #require(URL(string: "https://example.com/a"))
+        let responses: [[String: String]] = [
+            [
+                "Server": "nginx", "Date": "Mon, 01 Jan 2024 00:00:00 GMT", "Content-Type": "application/json",
+                "Content-Length": "1024", "Connection": "keep-alive", "Cache-Control": "max-age=3600",
+                "X-NetworkAgent-Cache": "miss", "ETag": "\"e\"",
+            ],
+            [
+                "Connection": "close, X-Hop, x-other", "X-Hop": "1", "X-Other": "2", "Keep-Alive": "timeout=5",
+                "Transfer-Encoding": "chunked", "TE": "trailers", "Upgrade": "h2c", "Proxy-Authenticate": "Basic",
+                "Proxy-Authentication-Info": "a", "Proxy-Connection": "close", "ETag": "\"e\"",
+                "x-networkagent-cache": "hit",
+            ],
+            ["ETag": "\"e\"", "Vary": "Accept", "X-K": "1", "Connection": "X-\u{212A}"],
+            ["ETag": "\"e\""],
+            [:],
+        ]
+        for fields in responses {
+            let response = try #require(
+                HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: fields)
+            )
+            for excluded in ["X-NetworkAgent-Cache", "x-networkagent-CACHE", "ETag", nil] {
+                let twoSteps = CachePolicy.storableHeaders(
+                    DiskCacheExchange.headerFields(of: response),
+                    excluding: excluded
+                )
+                #expect(
+                    DiskCacheExchange.storableHeaderFields(of: response, excluding: excluded) == twoSteps,
+                    "\(fields) excluding \(excluded ?? "nothing")"
+                )
+            }
+        }
+    }
 }

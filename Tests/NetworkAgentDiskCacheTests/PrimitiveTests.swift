@@ -21,6 +21,34 @@ import Testing
         #expect(SHA256.hex(input) == digest)
     }
 
+    /// The hasher fills its block across updates: a message split at every offset (and in three, around the block
+    /// and padding edges), fed as a string, a buffer or a sequence without contiguous storage, digests the same.
+    @Test func sha256DigestsAMessageSplitAnywhereTheSame() {
+        for length in [0, 1, 55, 56, 63, 64, 65, 119, 120, 128, 130] {
+            let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+            var whole = SHA256()
+            whole.update(message)
+            let expected = whole.finalize()
+            var sequence = SHA256()
+            sequence.update(message.lazy.map { $0 })
+            #expect(sequence.finalize() == expected, "length \(length), a sequence")
+            for split in 0...length {
+                var hasher = SHA256()
+                hasher.update(message[..<split])
+                let middle = min(length, split + 61)
+                message[split..<middle].withUnsafeBytes { hasher.update($0) }
+                hasher.update(message[middle...].map { $0 })
+                #expect(hasher.finalizeHex() == SHA256.hexString(expected), "length \(length), split at \(split)")
+            }
+        }
+        var parts = SHA256()
+        for part in ["GET https://example.com/a #", String(repeating: "c", count: 64), "\n", ""] { parts.update(part) }
+        #expect(
+            parts.finalizeHex() == SHA256.hex("GET https://example.com/a #" + String(repeating: "c", count: 64) + "\n")
+        )
+        #expect(SHA256.hexString([0x00, 0x0f, 0xa0, 0xff]) == "000fa0ff")
+    }
+
     @Test func crc32MatchesTheCheckValue() {
         #expect(CRC32.checksum(Data("123456789".utf8)) == 0xcbf4_3926)
         #expect(CRC32.checksum(Data()) == 0)
