@@ -29,16 +29,48 @@ extension HTTPURLResponse {
 
     /// The value of the one field of `fields` named `name` up to ASCII case (`.some(nil)` when none is), or `nil`
     /// when the shortcut does not decide: `name` or a field name is empty or not ASCII, or two fields match.
+    ///
+    /// Read on the names' bytes: each field name is checked to be ASCII (a name that is not could, lowercased or
+    /// respelled by Foundation, meet an ASCII one: the Kelvin sign lowercases to `k`) and compared only when its
+    /// length is `name`'s.
     static func uniqueASCIIField(_ name: String, in fields: [String: String]) -> String?? {
-        let length = name.utf8.count
-        guard length > 0, name.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
-        var found: String?
-        for (key, value) in fields {
-            guard key.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
-            guard key.utf8.count == length, HTTPFieldName.equal(key, name) else { continue }
-            if found != nil { return nil }
-            found = value
+        let decided = name.utf8.withContiguousStorageIfAvailable { wanted -> String?? in
+            guard !wanted.isEmpty, isASCII(wanted) else { return nil }
+            var found: String?
+            for (key, value) in fields {
+                let matches = key.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+                    guard isASCII(bytes) else { return nil }
+                    return bytes.count == wanted.count && asciiCaseInsensitiveEqual(bytes, wanted)
+                }
+                guard let matches = matches ?? nil else { return nil }
+                guard matches else { continue }
+                if found != nil { return nil }
+                found = value
+            }
+            return .some(found)
         }
-        return .some(found)
+        return decided ?? nil
+    }
+
+    /// Whether every byte is ASCII.
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var bits: UInt8 = 0
+        for byte in bytes { bits |= byte }
+        return bits < 0x80
+    }
+
+    /// Whether two ASCII byte strings of one length are equal with ASCII letters' case folded.
+    private static func asciiCaseInsensitiveEqual(
+        _ lhs: UnsafeBufferPointer<UInt8>,
+        _ rhs: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        for index in 0..<lhs.count {
+            let left = lhs[index]
+            let right = rhs[index]
+            if left == right { continue }
+            let folded = left | 0x20
+            guard left ^ right == 0x20, folded >= 0x61, folded <= 0x7a else { return false }
+        }
+        return true
     }
 }
