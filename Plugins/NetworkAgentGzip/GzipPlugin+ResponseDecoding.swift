@@ -43,7 +43,8 @@ extension GzipPlugin {
         // was not sent, and a streamed 2xx body goes to the caller without passing through the chain.
         guard !data.isEmpty,
             let http = response as? HTTPURLResponse,
-            let header = http.value(forHTTPHeaderField: "Content-Encoding"),
+            // `value(forHTTPHeaderField:)`'s answer, without its lowercasing of every field name per call.
+            let header = http.headerField("Content-Encoding"),
             let coding = ContentCoding(header: header)
         else {
             return (data: data, response: response)

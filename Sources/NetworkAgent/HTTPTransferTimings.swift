@@ -101,6 +101,10 @@ extension HTTPURLResponse {
 /// constant of a `Sendable` type.
 final class TimedHTTPURLResponse: HTTPURLResponse, @unchecked Sendable {
     let timings: HTTPTransferTimings
+    /// The fields as handed to the initializer, before Foundation's canonical spelling of their names: what
+    /// ``HTTPURLResponse/headerField(_:)`` reads instead of Foundation's look-up, which lowercases every name per call.
+    /// The same dictionary the initializer was given (a reference, not a copy).
+    let givenFields: [String: String]?
 
     init?(
         timings: HTTPTransferTimings,
@@ -110,6 +114,7 @@ final class TimedHTTPURLResponse: HTTPURLResponse, @unchecked Sendable {
         headerFields: [String: String]?
     ) {
         self.timings = timings
+        givenFields = headerFields
         super.init(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: headerFields)
     }
 

@@ -52,6 +52,57 @@ import FoundationNetworking
         #expect(URLRequest(url: try #require(URL(string: "http://example.com/"))).headerField("Accept") == nil)
     }
 
+    /// A response's `headerField` (the fields a timed response was made from, read without Foundation) answers as
+    /// `value(forHTTPHeaderField:)` does, for heads whose names Foundation respells (capitalized, `x-` kept,
+    /// `WWW-Authenticate`), collapses (two spellings of one name) or that are not ASCII, and for responses without
+    /// timings (Foundation's own look-up).
+    @Test func responseReadsFindFieldsAsFoundationDoes() throws {
+        let url = try #require(URL(string: "http://example.com/"))
+        let heads: [[String: String]] = [
+            [
+                "Date": "d", "content-type": "text/plain", "CONTENT-LENGTH": "3", "x-request-id": "r",
+                "www-authenticate": "Bearer", "etag": "\"e\"", "Content-Encoding": "gzip",
+            ],
+            ["content-encoding": "gzip", "Content-Encoding": "br"],
+            ["x-foo": "1", "X-Foo": "2", "X-FOO": "3", "Accept": "4"],
+            // The Kelvin sign lowercases to an ASCII `k` (and a Swift string of it equals one with `K`: no key beside it).
+            ["\u{212A}eep-Alive": "kelvin", "Accept": "ascii"],
+            ["\u{212A}eep-Alive": "kelvin", "Ñandu": "n"],
+            ["": "empty", "Empty": ""],
+            [:],
+        ]
+        let names = [
+            "Content-Encoding", "content-encoding", "CONTENT-TYPE", "Content-Length", "x-request-id", "X-Request-Id",
+            "WWW-Authenticate", "www-authenticate", "ETag", "x-foo", "X-FOO", "keep-alive", "KEEP-ALIVE", "ñandu",
+            "Ñandu", "empty", "", "missing",
+        ]
+        let timings = HTTPTransferTimings(total: .milliseconds(1))
+        for head in heads {
+            for timed in [timings, nil] {
+                let response = try #require(
+                    HTTPURLResponse.withTransferTimings(
+                        timed,
+                        url: url,
+                        statusCode: 200,
+                        httpVersion: "HTTP/1.1",
+                        headerFields: head
+                    )
+                )
+                for name in names {
+                    #expect(
+                        response.headerField(name) == response.value(forHTTPHeaderField: name),
+                        "\(head) \(name) timed: \(timed != nil)"
+                    )
+                }
+            }
+        }
+        // The shortcut decides a plain head without asking Foundation: found and absent names alike.
+        let plain = ["Content-Type": "text/plain", "content-length": "3", "x-id": "i"]
+        #expect(HTTPURLResponse.uniqueASCIIField("CONTENT-LENGTH", in: plain) == .some("3"))
+        #expect(HTTPURLResponse.uniqueASCIIField("Content-Encoding", in: plain) == .some(nil))
+        #expect(HTTPURLResponse.uniqueASCIIField("X-ID", in: ["x-id": "1", "X-Id": "2"]) == nil)
+    }
+
     /// Names compared by the byte fast path and by lowercasing: ASCII and not, equal and not, of other lengths (the
     /// Kelvin sign lowercases to an ASCII `k`).
     @Test func namesCompareAsLowercasedNamesDo() {
