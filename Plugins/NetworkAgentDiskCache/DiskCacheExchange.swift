@@ -250,7 +250,7 @@ final class DiskCacheExchange: Sendable {
         responseDate: Date
     ) async {
         func field(_ name: String) -> String? {
-            headers.map { Self.field(name, in: $0) } ?? response.value(forHTTPHeaderField: name)
+            headers.map { Self.field(name, in: $0) } ?? response.headerField(name)
         }
         let varyNames = CacheKey.varyNames(fromField: field("Vary"))
         let redirected = isRedirected(response)
