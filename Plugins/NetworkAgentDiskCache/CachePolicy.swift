@@ -366,12 +366,37 @@ struct CachePolicy: Sendable {
     /// Header fields as they are stored: without hop-by-hop fields, those named by `Connection` and the field
     /// named `excluded` (the cache's status field), names compared without ASCII case.
     static func storableHeaders(_ headers: [String: String], excluding excluded: String?) -> [String: String] {
-        let connection = headers.first { $0.key.equalsIgnoringASCIICase("Connection") }?.value
-        let named = connectionNames(connection)
-        return headers.filter { name, _ in
-            if let excluded, name.equalsIgnoringASCIICase(excluded) { return false }
-            return !isUnstorable(name) && !isListed(name, in: named)
+        storableFields(headers.lazy.map { ($0.key, $0.value) }, capacity: headers.count, excluding: excluded).fields
+    }
+
+    /// ``storableHeaders(_:excluding:)`` in one pass over any sequence of fields, so that a response's fields can
+    /// be filtered as they are copied out of Foundation: the first `Connection` field met decides which names go;
+    /// `connections` counts the `Connection` fields (names differing in case), for a caller whose order differs
+    /// from the dictionary's.
+    static func storableFields(
+        _ fields: some Sequence<(String, String)>,
+        capacity: Int,
+        excluding excluded: String?
+    ) -> (fields: [String: String], connections: Int) {
+        var kept = [String: String](minimumCapacity: capacity)
+        var connection: String?
+        var connections = 0
+        for (name, value) in fields {
+            if name.equalsIgnoringASCIICase("Connection") {
+                // Never stored itself (hop-by-hop); what it lists goes too, below.
+                if connection == nil { connection = value }
+                connections += 1
+                continue
+            }
+            if let excluded, name.equalsIgnoringASCIICase(excluded) { continue }
+            if isUnstorable(name) { continue }
+            kept[name] = value
         }
+        let named = connectionNames(connection)
+        guard !named.isEmpty else { return (kept, connections) }
+        // Usually `keep-alive` or `close`, naming no field that is left: removed in place, nothing copied.
+        for name in kept.keys.filter({ isListed($0, in: named) }) { kept[name] = nil }
+        return (kept, connections)
     }
 
     /// The field names a `Connection` value lists (RFC 9110 §7.6.1), lowercased; empty without one.

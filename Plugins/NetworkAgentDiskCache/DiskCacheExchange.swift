@@ -495,29 +495,13 @@ final class DiskCacheExchange: Sendable {
     /// response built by hand) goes the two-step way, whose first one in the copy's order decides.
     static func storableHeaderFields(of response: HTTPURLResponse, excluding excluded: String?) -> [String: String] {
         let all = response.allHeaderFields
-        var fields = [String: String](minimumCapacity: all.count)
-        var connection: String?
-        var connections = 0
-        for (name, value) in all {
-            guard let name = name as? String else { continue }
-            let value = value as? String ?? "\(value)"
-            if name.equalsIgnoringASCIICase("Connection") {
-                // Never stored itself (hop-by-hop); what it lists goes too, below.
-                connection = value
-                connections += 1
-                continue
-            }
-            if let excluded, name.equalsIgnoringASCIICase(excluded) { continue }
-            if CachePolicy.isUnstorable(name) { continue }
-            fields[name] = value
+        let fields = all.lazy.compactMap { name, value in
+            (name as? String).map { ($0, value as? String ?? "\(value)") }
         }
+        let (stored, connections) = CachePolicy.storableFields(fields, capacity: all.count, excluding: excluded)
         guard connections <= 1 else {
             return CachePolicy.storableHeaders(headerFields(of: response), excluding: excluded)
         }
-        let named = CachePolicy.connectionNames(connection)
-        guard !named.isEmpty else { return fields }
-        // Usually `keep-alive` or `close`, naming no field that is left: removed in place, nothing copied.
-        for name in fields.keys.filter({ CachePolicy.isListed($0, in: named) }) { fields[name] = nil }
-        return fields
+        return stored
     }
 }
