@@ -40,7 +40,8 @@ extension HTTPURLResponse {
             for (key, value) in fields {
                 let matches = key.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
                     guard isASCII(bytes) else { return nil }
-                    return bytes.count == wanted.count && asciiCaseInsensitiveEqual(bytes, wanted)
+                    // Both ASCII: `asciiEqual` decides.
+                    return bytes.count == wanted.count && HTTPFieldName.asciiEqual(bytes, wanted) == true
                 }
                 guard let matches = matches ?? nil else { return nil }
                 guard matches else { continue }
@@ -57,20 +58,5 @@ extension HTTPURLResponse {
         var bits: UInt8 = 0
         for byte in bytes { bits |= byte }
         return bits < 0x80
-    }
-
-    /// Whether two ASCII byte strings of one length are equal with ASCII letters' case folded.
-    private static func asciiCaseInsensitiveEqual(
-        _ lhs: UnsafeBufferPointer<UInt8>,
-        _ rhs: UnsafeBufferPointer<UInt8>
-    ) -> Bool {
-        for index in 0..<lhs.count {
-            let left = lhs[index]
-            let right = rhs[index]
-            if left == right { continue }
-            let folded = left | 0x20
-            guard left ^ right == 0x20, folded >= 0x61, folded <= 0x7a else { return false }
-        }
-        return true
     }
 }

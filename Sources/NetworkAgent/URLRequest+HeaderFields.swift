@@ -22,7 +22,7 @@ package enum HTTPFieldName {
 
     /// ``equal(_:_:)`` of two names' bytes when both are ASCII; `nil` when either has a byte that is not (its
     /// lowercase form may have another length).
-    private static func asciiEqual(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool? {
+    static func asciiEqual(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool? {
         guard lhs.count == rhs.count else {
             return lhs.allSatisfy { $0 < 0x80 } && rhs.allSatisfy { $0 < 0x80 } ? false : nil
         }
