@@ -91,16 +91,13 @@ extension URLRequest {
 enum SensitiveHeaderList {
     /// The field's value for the one name `name` (the set version of `field(of:)` for `[name]`, without the set).
     static func field(of name: String) -> String? {
-        // The auth plugin marks this one on every bearer or Basic request.
-        if name == "Authorization" { return "authorization" }
-        let ascii = name.utf8.withContiguousStorageIfAvailable(asciiNormalized)
-        let normal = (ascii ?? nil) ?? normalized(name[...])
+        let normal = normalized(name[...])
         return normal.isEmpty ? nil : normal
     }
 
     /// ``normalized(_:)`` of an ASCII name, worked out on its bytes in one pass (trimmed of spaces and tabs, `A`–`Z`
     /// lowered): the auth plugin marks `Authorization` on every request. `nil` when a byte is not ASCII.
-    static func asciiNormalized(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    private static func asciiNormalized(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var start = 0
         var end = bytes.count
         for byte in bytes where byte >= 0x80 { return nil }
@@ -135,6 +132,7 @@ enum SensitiveHeaderList {
     /// `name.trimmingCharacters(in: .whitespaces).lowercased()`, without Foundation for ASCII names (in ASCII,
     /// `.whitespaces` is the space and the tab).
     static func normalized(_ name: Substring) -> String {
+        if let ascii = name.utf8.withContiguousStorageIfAvailable(asciiNormalized), let ascii { return ascii }
         let trimmed = name.trimmingWhitespace()
         return trimmed.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5a || $0 >= 0x80 }) ? trimmed.lowercased() : trimmed
     }
