@@ -23,6 +23,15 @@ import Testing
             .map { entries(directory).appendingPathComponent($0) }
     }
 
+    /// The last segment of a store in `directory` that stored an entry for each of `paths` and was then closed.
+    static func segment(afterStoring paths: [String], in directory: TemporaryDirectory) async throws -> URL {
+        do {
+            let store = try LogStore(directory: directory.url)
+            for path in paths { try await store.store(EntryFactory.entry(path)) }
+        }
+        return try #require(try segments(directory).last)
+    }
+
     static func append(_ data: Data, to file: URL) throws {
         let handle = try FileHandle(forWritingTo: file)
         defer { try? handle.close() }
@@ -61,11 +70,7 @@ import Testing
     @Test func aTornTailIsTruncatedAndNotCountedAsDamage() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        do {
-            let store = try LogStore(directory: directory.url)
-            for path in ["/a", "/b"] { try await store.store(EntryFactory.entry(path)) }
-        }
-        let segment = try #require(try Self.segments(directory).last)
+        let segment = try await Self.segment(afterStoring: ["/a", "/b"], in: directory)
         let whole = try Data(contentsOf: segment).count
         // An append a kill interrupted: the first half of an entry record.
         let record = EntryCodec.encode(EntryFactory.entry("/torn"))
@@ -87,11 +92,7 @@ import Testing
     @Test func aTornMarkAtTheTailIsDroppedQuietly() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        do {
-            let store = try LogStore(directory: directory.url)
-            try await store.store(EntryFactory.entry("/a"))
-        }
-        let segment = try #require(try Self.segments(directory).last)
+        let segment = try await Self.segment(afterStoring: ["/a"], in: directory)
         let mark = LogStore.mark(.removal, EntryFactory.key("/a").identifier)
         try Self.append(mark.prefix(mark.count - 2), to: segment)
         let reopened = try LogStore(directory: directory.url)
@@ -102,11 +103,7 @@ import Testing
     @Test func aWholeLengthTailThatFailsItsChecksumCountsAsDamage() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        do {
-            let store = try LogStore(directory: directory.url)
-            try await store.store(EntryFactory.entry("/a"))
-        }
-        let segment = try #require(try Self.segments(directory).last)
+        let segment = try await Self.segment(afterStoring: ["/a"], in: directory)
         // A power loss can leave the length written and the content not.
         var record = EntryCodec.encode(EntryFactory.entry("/lost", body: Data("payload".utf8)))
         record[record.count - 6] ^= 0x01
@@ -120,11 +117,7 @@ import Testing
     @Test func aDamagedRecordInTheMiddleIsCountedAndCutsTheSegmentThere() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        do {
-            let store = try LogStore(directory: directory.url)
-            for path in ["/first", "/second", "/third"] { try await store.store(EntryFactory.entry(path)) }
-        }
-        let segment = try #require(try Self.segments(directory).last)
+        let segment = try await Self.segment(afterStoring: ["/first", "/second", "/third"], in: directory)
         var bytes = try Data(contentsOf: segment)
         let second = EntryCodec.encode(EntryFactory.entry("/first")).count
         bytes[second + 30] ^= 0xff  // inside the second record's key: its key checksum fails
