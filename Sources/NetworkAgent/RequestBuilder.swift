@@ -23,12 +23,18 @@ struct RequestBuilder {
         let headers = endpoint.headers
         var fields: [String: String] = [:]
         fields.reserveCapacity(headers.count + 1)
+        var hasUserAgent = false
         for (name, value) in headers {
             try HTTPHeaderValidator.validate(name: name, value: value)
             HTTPFieldName.set(value, for: name, in: &fields)
+            // A valid name is a token (ASCII): compared on its bytes, and only at the length of `User-Agent`.
+            if !hasUserAgent, name.utf8.count == 10, HTTPFieldName.equal(name, "User-Agent") { hasUserAgent = true }
         }
-        if HTTPFieldName.value(of: "User-Agent", in: fields) == nil {
-            HTTPFieldName.set(configuration.userAgent, for: "User-Agent", in: &fields)
+        if !hasUserAgent {
+            // No field is named `User-Agent` in any case, so `HTTPFieldName.set` would remove nothing and file it
+            // under this spelling (its own canonical one): inserted without that function's two look-ups, and
+            // without asking the fields for it first (a hashed look-up and a pass over every name).
+            fields["User-Agent"] = configuration.userAgent
         }
         request.allHTTPHeaderFields = fields
         markSensitiveHeaders(on: &request)

@@ -20,7 +20,7 @@ import Darwin
 /// `curl_multi_perform`, completes finished transfers (resuming their callers' continuations from here, or from the
 /// call's progress queue after its last report, so no thread of Swift's cooperative pool ever blocks on I/O) and
 /// sleeps in `curl_multi_poll`. A transfer that cannot multiplex waits in the engine's own line, not on libcurl,
-/// while its host's connections are all busy (see `admitted`). Each transfer's lifecycle is its ``CurlTransferState``: the loop and libcurl's
+/// while its host's connections are all busy (see `origins`). Each transfer's lifecycle is its ``CurlTransferState``: the loop and libcurl's
 /// callbacks feed it events and perform the actions it returns. Nothing slow runs here: request bodies are read by
 /// ``CurlBodyReader`` and progress handlers called by ``CurlProgressRelay``, each on a queue of its own. Easy handles
 /// are reused (`curl_easy_reset`, or for one plain GET after another only the options that differ: see `recycle`);
@@ -91,18 +91,23 @@ final class CurlEngine: @unchecked Sendable {
     private var streamsAwaitingHeads: [ObjectIdentifier: CurlTransfer] = [:]
     /// Admission of transfers that cannot multiplex (HTTP/1.1: an `http` URL, or ``CurlTransport/Configuration``'s
     /// `httpVersion` `.http1`): at most `maximumConnectionsPerHost` of one origin are on the multi handle at once;
-    /// the others wait in `lines`, off libcurl. libcurl would hold them as pending handles and walk every one of them
-    /// in each curl_multi_perform and curl_multi_poll, so a request waiting for a connection would cost CPU on every
-    /// wake-up while it waits. HTTPS transfers that may speak HTTP/2 are added at once, as one connection takes
-    /// many of their streams (libcurl waits for it: PIPEWAIT).
-    private var admitted: [String: Int] = [:]
-    private var lines: [String: WaitingLine] = [:]
-    /// Transfers waiting in `lines` (not counting those stopped while waiting, which stay in place until reached).
+    /// the others wait in their origin's line, off libcurl. libcurl would hold them as pending handles and walk every
+    /// one of them in each curl_multi_perform and curl_multi_poll, so a request waiting for a connection would cost
+    /// CPU on every wake-up while it waits. HTTPS transfers that may speak HTTP/2 are added at once, as one
+    /// connection takes many of their streams (libcurl waits for it: PIPEWAIT).
+    ///
+    /// Each origin's count and line are one ``OriginAdmission``, found by its origin text when a transfer is attached
+    /// (the previous transfer's, usually) and then reached through the transfer: ending a transfer and admitting the
+    /// next hash no origin (with the counts and lines in two dictionaries keyed by the origin's text, a request that
+    /// waited for a connection hashed it about ten times on this thread). An origin with nothing on the multi handle
+    /// and nothing in line is forgotten.
+    private var origins: [String: OriginAdmission] = [:]
+    /// Transfers waiting in the lines (not counting those stopped while waiting, which stay in place until reached).
     private var waitingCount = 0
     /// Origins where a transfer left the multi handle: the loop admits their next waiting transfers.
-    private var originsWithRoom: [String] = []
-    /// The origin `limitedOrigin` returned last.
-    private var lastOrigin = ""
+    private var originsWithRoom: [OriginAdmission] = []
+    /// The origin `admission(for:)` returned last; always in `origins`.
+    private var lastAdmission: OriginAdmission?
     /// No waiting transfer's deadline is earlier (uptime ns); may be earlier than the nearest that still waits.
     private var nearestWaitDeadline = UInt64.max
     /// The transport released the engine: the loop ends when the last transfer has.
@@ -370,25 +375,64 @@ final class CurlEngine: @unchecked Sendable {
         }
     }
 
-    /// The origin whose connection limit `transfer` counts against, `nil` when it is not limited here.
-    private func limitedOrigin(of transfer: CurlTransfer) -> String? {
+    /// One origin's admission (engine thread): its transfers on the multi handle, and those waiting for room.
+    final class OriginAdmission {
+        /// The scheme and authority (``CurlTransfer/originEnd(of:)``), the key in `origins`.
+        let origin: String
+        /// Transfers of the origin on the multi handle.
+        var admitted = 0
+        var line = WaitingLine()
+
+        init(origin: String) { self.origin = origin }
+    }
+
+    /// The admission of the origin whose connection limit `transfer` counts against, `nil` when it is not limited
+    /// here.
+    private func admission(for transfer: CurlTransfer) -> OriginAdmission? {
         guard configuration.maximumConnectionsPerHost > 0,
             configuration.httpVersion == .http1 || !transfer.isHTTPS
         else { return nil }
-        // The origin of the transfer before is reused when it is the same (it usually is): an origin longer than 15
-        // bytes is a `String` allocation per transfer otherwise, and the same text hashes alike.
+        // The origin of the transfer before is reused when it is the same (it usually is), compared on the bytes:
+        // an origin longer than 15 bytes is a `String` allocation per transfer otherwise, and a look-up hashes it.
         let end = CurlTransfer.originEnd(of: transfer.urlString)
-        if transfer.urlString.utf8[..<end].elementsEqual(lastOrigin.utf8) { return lastOrigin }
-        lastOrigin = String(transfer.urlString[..<end])
-        return lastOrigin
+        if let last = lastAdmission, Self.sameBytes(transfer.urlString.utf8[..<end], last.origin.utf8) { return last }
+        let origin = String(transfer.urlString[..<end])
+        let admission = origins[origin] ?? OriginAdmission(origin: origin)
+        origins[origin] = admission
+        let previous = lastAdmission
+        lastAdmission = admission
+        if let previous { forgetIfIdle(previous) }
+        return admission
+    }
+
+    /// Whether two texts have the same bytes, compared as contiguous memory when both are (native strings are).
+    private static func sameBytes(_ lhs: Substring.UTF8View, _ rhs: String.UTF8View) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        let compared = lhs.withContiguousStorageIfAvailable { left in
+            rhs.withContiguousStorageIfAvailable { right in
+                guard let leftBytes = left.baseAddress, let rightBytes = right.baseAddress else { return true }
+                return memcmp(leftBytes, rightBytes, left.count) == 0
+            }
+        }
+        return (compared ?? nil) ?? lhs.elementsEqual(rhs)
+    }
+
+    /// Forgets an origin with nothing on the multi handle and nothing in line, unless it is the last one a transfer
+    /// was attached to: that one stays (at most one idle origin), as its transfers often all end before the next
+    /// comes, and making it anew would allocate its text and hash it again. It goes when another origin is the last.
+    private func forgetIfIdle(_ admission: OriginAdmission) {
+        guard admission.admitted == 0, admission.line.isEmpty, admission !== lastAdmission,
+            origins[admission.origin] === admission
+        else { return }
+        origins[admission.origin] = nil
     }
 
     /// Puts `transfer` in its origin's line, with the deadline it may wait until (its head deadline when streamed,
     /// else what is left of its timeout, which counts from when it was sent).
-    private func wait(_ transfer: CurlTransfer, for origin: String) {
+    private func wait(_ transfer: CurlTransfer, in admission: OriginAdmission) {
         transfer.isWaiting = true
         waitingCount += 1
-        lines[origin, default: WaitingLine()].append(transfer)
+        admission.line.append(transfer)
         if let deadline = transfer.headDeadline {
             transfer.waitDeadline = deadline
         } else if transfer.timeoutMilliseconds > 0 {
@@ -401,8 +445,8 @@ final class CurlEngine: @unchecked Sendable {
     /// Adds the waiting transfers of the origins that have room, in the order they came, up to the limit.
     private func admitWaiting() {
         let limit = configuration.maximumConnectionsPerHost
-        while let origin = originsWithRoom.popLast() {
-            while admitted[origin, default: 0] < limit, let next = lines[origin]?.popFirst() {
+        while let admission = originsWithRoom.popLast() {
+            while admission.admitted < limit, let next = admission.line.popFirst() {
                 guard next.isWaiting else { continue }
                 next.isWaiting = false
                 waitingCount -= 1
@@ -418,11 +462,11 @@ final class CurlEngine: @unchecked Sendable {
                     feed(next, .stop(.timedOut))
                     continue
                 }
-                admitted[origin, default: 0] += 1
-                next.admissionOrigin = origin
+                admission.admitted += 1
+                next.admission = admission
                 setUp(next)
             }
-            if lines[origin]?.isEmpty == true { lines[origin] = nil }
+            forgetIfIdle(admission)
         }
     }
 
@@ -438,8 +482,8 @@ final class CurlEngine: @unchecked Sendable {
         if nearestWaitDeadline <= now {
             var expired: [CurlTransfer] = []
             var nearest = UInt64.max
-            for line in lines.values {
-                for transfer in line.waiting where transfer.isWaiting {
+            for admission in origins.values {
+                for transfer in admission.line.waiting where transfer.isWaiting {
                     guard let deadline = transfer.waitDeadline else { continue }
                     if deadline <= now { expired.append(transfer) } else { nearest = min(nearest, deadline) }
                 }
@@ -459,8 +503,11 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Fails every waiting transfer with `reason` (shutdown).
     private func stopWaiting(_ reason: CurlTransfer.Stop) {
-        let waiting = lines.values.flatMap { $0.waiting.filter(\.isWaiting) }
-        lines = [:]
+        let waiting = origins.values.flatMap { $0.line.waiting.filter(\.isWaiting) }
+        for admission in Array(origins.values) {
+            admission.line = WaitingLine()
+            forgetIfIdle(admission)
+        }
         waitingCount = 0
         nearestWaitDeadline = .max
         for transfer in waiting {
@@ -489,14 +536,13 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Starts the transfer: on the multi handle when its origin has room (or it is not limited), else in line.
     private func attach(_ transfer: CurlTransfer) {
-        if let origin = limitedOrigin(of: transfer) {
-            let count = admitted[origin, default: 0]
-            guard count < configuration.maximumConnectionsPerHost else {
-                wait(transfer, for: origin)
+        if let admission = admission(for: transfer) {
+            guard admission.admitted < configuration.maximumConnectionsPerHost else {
+                wait(transfer, in: admission)
                 return
             }
-            admitted[origin] = count + 1
-            transfer.admissionOrigin = origin
+            admission.admitted += 1
+            transfer.admission = admission
         }
         setUp(transfer)
     }
@@ -563,11 +609,10 @@ final class CurlEngine: @unchecked Sendable {
             // Stopped in line (cancelled): it stays there, skipped when reached.
             transfer.isWaiting = false
             waitingCount -= 1
-        } else if let origin = transfer.admissionOrigin {
-            transfer.admissionOrigin = nil
-            let count = admitted[origin, default: 1] - 1
-            admitted[origin] = count > 0 ? count : nil
-            if lines[origin] != nil { originsWithRoom.append(origin) }
+        } else if let admission = transfer.admission {
+            transfer.admission = nil
+            admission.admitted -= 1
+            if admission.line.isEmpty { forgetIfIdle(admission) } else { originsWithRoom.append(admission) }
         }
         var message: String?
         var verifyResult = 0

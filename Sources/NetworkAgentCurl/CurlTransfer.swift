@@ -148,7 +148,7 @@ final class CurlTransfer: @unchecked Sendable {
     // Admission (CurlEngine): the origin whose connection limit the transfer counts against (HTTP/1.1 only), whether
     // it waits in the engine's line for room there, until when it may wait (uptime ns), and how long it waited
     // (taken off its libcurl timeout, which counts from when it was sent).
-    var admissionOrigin: String?
+    var admission: CurlEngine.OriginAdmission?
     var isWaiting = false
     var waitDeadline: UInt64?
     var waitedMilliseconds = 0

@@ -198,6 +198,25 @@ struct Widget: Codable, Equatable {
         let own = try build(TestEndpoint(headers: ["User-Agent": "Mine/2"]))
         #expect(own.value(forHTTPHeaderField: "User-Agent") == "Mine/2")
     }
+
+    /// The default goes in only when no endpoint field is a `User-Agent` in any case, filed as `User-Agent`; an
+    /// endpoint's own, in any case and even empty, is the one field of that name.
+    @Test func theDefaultUserAgentIsAddedOnlyWithoutAnEndpointOneInAnyCase() throws {
+        let plain = try build(TestEndpoint(headers: ["Accept": "text/plain", "User-Agenz": "z"]))
+        let agent = try #require(plain.allHTTPHeaderFields?["User-Agent"])
+        #expect(agent.hasPrefix("NetworkAgent/"))
+        #expect(plain.allHTTPHeaderFields?.keys.sorted() == ["Accept", "User-Agent", "User-Agenz"])
+        for name in ["user-agent", "USER-AGENT", "User-agent"] {
+            for value in ["Mine/3", ""] {
+                let request = try build(TestEndpoint(headers: [name: value, "Accept": "*/*"]))
+                let fields = try #require(request.allHTTPHeaderFields)
+                let agents = fields.filter { $0.key.lowercased() == "user-agent" }
+                #expect(agents.count == 1, "\(name)")
+                #expect(agents.first?.value == value, "\(name)")
+                #expect(fields["Accept"] == "*/*")
+            }
+        }
+    }
 }
 
 extension RequestBuilderTests {
