@@ -30,7 +30,7 @@ enum FileIO {
     /// Writes all of `data` at `offset` of an open file (`pwrite(2)`, retried on short writes and `EINTR`).
     ///
     /// - Returns: `nil`, or the `errno` of the failure.
-    static func writeAll(_ descriptor: Int32, _ data: Data, at offset: Int) -> Int32? {
+    static func writeAll(_ descriptor: Int32, _ data: some ContiguousBytes, at offset: Int) -> Int32? {
         data.withUnsafeBytes { buffer -> Int32? in
             guard let base = buffer.baseAddress else { return nil }
             var done = 0

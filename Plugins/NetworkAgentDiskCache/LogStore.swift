@@ -265,7 +265,8 @@ package final class LogStore: ResponseStore {
     @discardableResult
     package func store(_ entry: CachedEntry, retention: EntryRetention) throws -> ResponseStoreUsage {
         if let unavailableReason { throw DiskCachePlugin.Error(.unavailable, unavailableReason) }
-        let data = EntryCodec.encode(entry)
+        // Written from the encoder's own buffer, not a `Data` copy of it.
+        let data = EntryCodec.encodedBytes(entry)
         guard data.count <= maximumBytes else {
             remove(entry.key)
             return ResponseStoreUsage()
@@ -363,7 +364,10 @@ package final class LogStore: ResponseStore {
 
     /// Appends one record at the current segment's end (starting a new segment when the current one is full, or
     /// when its file was deleted behind the store, in which case everything it held is forgotten).
-    private func append(_ state: inout State, _ data: Data) throws(DiskCachePlugin.Error) -> (Segment, Int) {
+    private func append(
+        _ state: inout State,
+        _ data: some ContiguousBytes & Collection<UInt8>
+    ) throws(DiskCachePlugin.Error) -> (Segment, Int) {
         if let current = state.current {
             var status = stat()
             if fstat(current.descriptor, &status) != 0 || status.st_nlink == 0 {
