@@ -369,8 +369,7 @@ package final class LogStore: ResponseStore {
         _ data: some ContiguousBytes & Collection<UInt8>
     ) throws(DiskCachePlugin.Error) -> (Segment, Int) {
         if let current = state.current {
-            var status = stat()
-            if fstat(current.descriptor, &status) != 0 || status.st_nlink == 0 {
+            if FileIO.isUnlinked(current.descriptor) {
                 // A cache cleaner removed the segment (or the whole directory): what it held is gone.
                 forgetEverything(&state)
             }
@@ -406,13 +405,12 @@ package final class LogStore: ResponseStore {
     }
 
     /// Whether a segment holding one of `ids` (the variants of a primary key) was deleted behind the store (a cache
-    /// cleaner); then everything is forgotten, as the files it was read from are gone. One `fstat` per segment
+    /// cleaner); then everything is forgotten, as the files it was read from are gone. One `statx` per segment
     /// involved.
     private func forgetIfDeleted(_ state: inout State, _ ids: IDs) -> Bool {
         for id in ids {
             guard let segment = state.index.nodes[id]?.value.segment else { continue }
-            var status = stat()
-            if fstat(segment.descriptor, &status) != 0 || status.st_nlink == 0 {
+            if FileIO.isUnlinked(segment.descriptor) {
                 forgetEverything(&state)
                 return true
             }
