@@ -37,14 +37,14 @@ extension DiskCacheExchange {
             switch plugin.state.joinMiss(primary, mayLead: mayFetchForOthers) {
             case .alone:
                 return try await fetchMiss(reason: reason)
-            case .leader(let flight):
+            case .leader(let lead):
                 // A waiter woken late by an abandoned flight finds no flight left when the waiter that took over
                 // has already stored the response: it looks in the store before fetching again.
                 if handedOver, let answer = await collapsedAnswer(key).answer {
-                    plugin.state.finishMiss(primary, flight: flight, outcome: .answered)
+                    plugin.state.finishMiss(primary, lead: lead, outcome: .answered)
                     return answer
                 }
-                return try await lead(flight, key: key, reason: reason, until: deadline)
+                return try await fetchLeading(lead, key: key, reason: reason, until: deadline)
             case .waiter(let flight):
                 guard mayWaitForOthers else { return try await fetchMiss(reason: reason) }
                 switch await flight.outcome(waitingAtMost: max(.zero, deadline - clock.now)) {
@@ -80,22 +80,22 @@ extension DiskCacheExchange {
     /// caller, not to the store) or asks for nothing to be kept (`no-store`).
     private var mayFetchForOthers: Bool { !next.isStreaming && !directives.noStore }
 
-    /// Fetches for the waiters of `flight`, and tells them how it ended.
-    private func lead(
-        _ flight: MissFlight,
+    /// Fetches for the requests waiting for the fetch `lead`, and tells them how it ended.
+    private func fetchLeading(
+        _ lead: DiskCacheState.MissLead,
         key: CacheKey,
         reason: String,
         until deadline: ContinuousClock.Instant
     ) async throws -> (data: Data, response: URLResponse) {
         do {
             let result = try await fetchAcrossProcesses(key, reason: reason, until: deadline)
-            plugin.state.finishMiss(key.primary, flight: flight, outcome: .answered)
+            plugin.state.finishMiss(key.primary, lead: lead, outcome: .answered)
             return result
         } catch {
             let cancelled =
                 Task.isCancelled || error is CancellationError
                 || (error as? NetworkAgentError)?.code == .cancelled
-            plugin.state.finishMiss(key.primary, flight: flight, outcome: cancelled ? .abandoned : .failed)
+            plugin.state.finishMiss(key.primary, lead: lead, outcome: cancelled ? .abandoned : .failed)
             throw error
         }
     }

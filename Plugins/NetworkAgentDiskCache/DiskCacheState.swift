@@ -19,9 +19,19 @@ final class DiskCacheState: Sendable {
     /// See ``misses``.
     private struct MissRegistry {
         /// The fetch running for each primary key.
-        var flights: [String: MissFlight] = [:]
+        var flights: [String: RunningMiss] = [:]
         /// Until when the misses of a primary key are fetched alone.
         var uncollapsed: [String: ContinuousClock.Instant] = [:]
+        /// The number of the next fetch to start (``MissLead``).
+        var nextLead: UInt64 = 0
+    }
+
+    /// A fetch running for the misses of one primary key: which one (its leader's ``MissLead``), and the flight its
+    /// waiters wait on, made when the first of them joins: most misses are waited for by nobody, and a flight is an
+    /// object and a lock of its own.
+    private struct RunningMiss {
+        let lead: MissLead
+        var flight: MissFlight?
     }
 
     /// Counts an event and emits it with source `cache`; its attributes are built only when an observer would get
@@ -69,10 +79,16 @@ final class DiskCacheState: Sendable {
         refreshing.withLock { _ = $0.remove(id) }
     }
 
+    /// The fetch one request leads for the others missing its primary key, told apart from later fetches of the
+    /// same key.
+    struct MissLead: Sendable, Equatable {
+        fileprivate let number: UInt64
+    }
+
     /// What a request that misses does about the other requests missing the same primary key.
     enum MissRole {
-        /// Nobody is fetching it: this request fetches, and ends the flight with ``finishMiss(_:flight:outcome:)``.
-        case leader(MissFlight)
+        /// Nobody is fetching it: this request fetches, and ends the fetch with ``finishMiss(_:lead:outcome:)``.
+        case leader(MissLead)
         /// Another request is fetching it: wait for its ``MissFlight/Outcome``.
         case waiter(MissFlight)
         /// Nobody is fetching it and this request may not fetch for others: it fetches alone.
@@ -92,11 +108,19 @@ final class DiskCacheState: Sendable {
                 if now < until { return .alone }
                 misses.uncollapsed[key] = nil
             }
-            if let running = misses.flights[key] { return .waiter(running) }
+            if var running = misses.flights[key] {
+                if let flight = running.flight { return .waiter(flight) }
+                // The first waiter: the flight is made now, and found by the leader when it finishes.
+                let flight = MissFlight()
+                running.flight = flight
+                misses.flights[key] = running
+                return .waiter(flight)
+            }
             guard mayLead else { return .alone }
-            let flight = MissFlight()
-            misses.flights[key] = flight
-            return .leader(flight)
+            let lead = MissLead(number: misses.nextLead)
+            misses.nextLead &+= 1
+            misses.flights[key] = RunningMiss(lead: lead, flight: nil)
+            return .leader(lead)
         }
     }
 
@@ -116,14 +140,16 @@ final class DiskCacheState: Sendable {
 
     /// The number of requests waiting for another's fetch of a miss now.
     var missWaiterCount: Int {
-        misses.withLock { misses in misses.flights.values.reduce(0) { $0 + $1.waiterCount } }
+        misses.withLock { misses in misses.flights.values.reduce(0) { $0 + ($1.flight?.waiterCount ?? 0) } }
     }
 
-    /// Ends a flight led by the caller and wakes its waiters with `outcome`.
-    func finishMiss(_ key: String, flight: MissFlight, outcome: MissFlight.Outcome) {
-        misses.withLock { misses in
-            if misses.flights[key]?.isSame(as: flight) == true { misses.flights[key] = nil }
+    /// Ends a fetch led by the caller and wakes its waiters, if any joined, with `outcome`.
+    func finishMiss(_ key: String, lead: MissLead, outcome: MissFlight.Outcome) {
+        let flight = misses.withLock { misses -> MissFlight? in
+            guard let running = misses.flights[key], running.lead == lead else { return nil }
+            misses.flights[key] = nil
+            return running.flight
         }
-        flight.finish(outcome)
+        flight?.finish(outcome)
     }
 }

@@ -3,11 +3,6 @@ import NetworkAgent
 
 #if canImport(Glibc)
 import Glibc
-// `timespec`'s fields (`stat.st_mtim`) are declared by the toolchain's shims module: an optimised build, checking
-// member imports per file, wants it named.
-#if canImport(SwiftOverlayShims)
-import SwiftOverlayShims
-#endif
 #elseif canImport(Musl)
 import Musl
 #elseif canImport(Darwin)

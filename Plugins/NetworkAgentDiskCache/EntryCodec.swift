@@ -56,6 +56,12 @@ package enum EntryCodec {
 
     /// Encodes an entry.
     package static func encode(_ entry: CachedEntry) -> Data {
+        Data(encodedBytes(entry))
+    }
+
+    /// ``encode(_:)``'s bytes as they are written, for a caller that writes them out as they are (a disk store's
+    /// append): no `Data` (two more allocations and a copy of the whole entry) is made of them.
+    static func encodedBytes(_ entry: CachedEntry) -> [UInt8] {
         let key = entry.key
         let responseURL = entry.responseURL.absoluteString
         let headers = entry.headers.sorted { $0.key < $1.key }
@@ -101,7 +107,7 @@ package enum EntryCodec {
         var checksum = CRC32()
         writer.bytes.withUnsafeBytes { checksum.update($0) }
         writer.integer(UInt64(checksum.value), bytes: 4)
-        return Data(writer.bytes)
+        return writer.bytes
     }
 
     /// Reads and checks the fixed prefix (the first ``prefixLength`` bytes).

@@ -30,7 +30,7 @@ enum FileIO {
     /// Writes all of `data` at `offset` of an open file (`pwrite(2)`, retried on short writes and `EINTR`).
     ///
     /// - Returns: `nil`, or the `errno` of the failure.
-    static func writeAll(_ descriptor: Int32, _ data: Data, at offset: Int) -> Int32? {
+    static func writeAll(_ descriptor: Int32, _ data: some ContiguousBytes, at offset: Int) -> Int32? {
         data.withUnsafeBytes { buffer -> Int32? in
             guard let base = buffer.baseAddress else { return nil }
             var done = 0
@@ -89,6 +89,23 @@ enum FileIO {
         return total == count ? data : data.prefix(total)
     }
 
+    /// Whether an open file has been deleted (no name links to it any more: a cache cleaner removed it or its
+    /// directory), or cannot be examined.
+    ///
+    /// On Linux this asks `statx(2)` for the link count alone. `fstat` asks for the change and modification times as
+    /// well, and since Linux 6.13 a file system with fine-grained timestamps (ext4, XFS, btrfs, tmpfs) then gives
+    /// the next write a new timestamp and writes the inode back: the disk store checks its segment before every
+    /// append, so every append paid for an inode update (a C loop of 1,500-byte appends: `fstat` + `pwrite` 2.5 µs
+    /// of CPU each, `statx` of the link count + `pwrite` 1.75 µs, `pwrite` alone 1.4 µs). Where `statx` is missing
+    /// (glibc before 2.28, a kernel before 4.11, a sandbox that refuses it), and on other systems, `fstat`.
+    static func isUnlinked(_ descriptor: Int32) -> Bool {
+        #if canImport(Glibc)
+        if let links = LinkCount.of(descriptor) { return links == 0 }
+        #endif
+        var status = stat()
+        return fstat(descriptor, &status) != 0 || status.st_nlink == 0
+    }
+
     /// Removes a file; a missing file is not an error.
     static func removeFile(_ path: String) {
         unlink(path)
@@ -129,3 +146,45 @@ enum FileIO {
         try? FileManager.default.contentsOfDirectory(atPath: path)
     }
 }
+
+#if canImport(Glibc)
+/// `statx(2)` of an open file's link count (``FileIO/isUnlinked(_:)``). The Swift Glibc module does not declare
+/// `statx` (glibc declares it only for `_GNU_SOURCE`), so it is looked up by name, and its `struct statx` (Linux's
+/// stable user-space ABI: 256 bytes, `stx_mask` at offset 0, `stx_nlink` at offset 16) read from a buffer.
+enum LinkCount {
+    /// `statx(dirfd, pathname, flags, mask, statxbuf)`.
+    private typealias Statx =
+        @convention(c) (Int32, UnsafePointer<CChar>, Int32, UInt32, UnsafeMutableRawPointer) -> Int32
+
+    /// glibc's `statx`, if it has one, in a box that can be shared: a C function pointer holds no state.
+    private struct Function: @unchecked Sendable {
+        let call: Statx
+    }
+
+    /// `AT_EMPTY_PATH`: the descriptor itself is examined.
+    private static let emptyPath: Int32 = 0x1000
+    /// `STATX_NLINK`.
+    private static let linkCountMask: UInt32 = 0x4
+    private static let resultSize = 256
+    private static let linkCountOffset = 16
+
+    private static let function: Function? = {
+        // RTLD_DEFAULT (a null handle): the symbol as the program's libraries define it.
+        guard let symbol = dlsym(nil, "statx") else { return nil }
+        return Function(call: unsafeBitCast(symbol, to: Statx.self))
+    }()
+
+    /// The link count, or `nil` when `statx` is missing, fails or does not report it (then `fstat` decides).
+    static func of(_ descriptor: Int32) -> UInt32? {
+        guard let function else { return nil }
+        return withUnsafeTemporaryAllocation(byteCount: resultSize, alignment: 8) { buffer -> UInt32? in
+            guard let base = buffer.baseAddress else { return nil }
+            base.initializeMemory(as: UInt8.self, repeating: 0, count: resultSize)
+            guard function.call(descriptor, "", emptyPath, linkCountMask, base) == 0,
+                base.load(as: UInt32.self) & linkCountMask != 0
+            else { return nil }
+            return base.load(fromByteOffset: linkCountOffset, as: UInt32.self)
+        }
+    }
+}
+#endif

@@ -265,7 +265,8 @@ package final class LogStore: ResponseStore {
     @discardableResult
     package func store(_ entry: CachedEntry, retention: EntryRetention) throws -> ResponseStoreUsage {
         if let unavailableReason { throw DiskCachePlugin.Error(.unavailable, unavailableReason) }
-        let data = EntryCodec.encode(entry)
+        // Written from the encoder's own buffer, not a `Data` copy of it.
+        let data = EntryCodec.encodedBytes(entry)
         guard data.count <= maximumBytes else {
             remove(entry.key)
             return ResponseStoreUsage()
@@ -363,10 +364,12 @@ package final class LogStore: ResponseStore {
 
     /// Appends one record at the current segment's end (starting a new segment when the current one is full, or
     /// when its file was deleted behind the store, in which case everything it held is forgotten).
-    private func append(_ state: inout State, _ data: Data) throws(DiskCachePlugin.Error) -> (Segment, Int) {
+    private func append(
+        _ state: inout State,
+        _ data: some ContiguousBytes & Collection<UInt8>
+    ) throws(DiskCachePlugin.Error) -> (Segment, Int) {
         if let current = state.current {
-            var status = stat()
-            if fstat(current.descriptor, &status) != 0 || status.st_nlink == 0 {
+            if FileIO.isUnlinked(current.descriptor) {
                 // A cache cleaner removed the segment (or the whole directory): what it held is gone.
                 forgetEverything(&state)
             }
@@ -402,13 +405,12 @@ package final class LogStore: ResponseStore {
     }
 
     /// Whether a segment holding one of `ids` (the variants of a primary key) was deleted behind the store (a cache
-    /// cleaner); then everything is forgotten, as the files it was read from are gone. One `fstat` per segment
+    /// cleaner); then everything is forgotten, as the files it was read from are gone. One `statx` per segment
     /// involved.
     private func forgetIfDeleted(_ state: inout State, _ ids: IDs) -> Bool {
         for id in ids {
             guard let segment = state.index.nodes[id]?.value.segment else { continue }
-            var status = stat()
-            if fstat(segment.descriptor, &status) != 0 || status.st_nlink == 0 {
+            if FileIO.isUnlinked(segment.descriptor) {
                 forgetEverything(&state)
                 return true
             }

@@ -4,8 +4,9 @@ import NetworkAgent
 /// the requests that join it wait for its ``Outcome`` (collapsed forwarding, see
 /// `DiskCacheExchange.fetchCollapsed(_:reason:)`).
 ///
-/// A struct around its locked state, not a class holding it: one object less per miss (every miss leads a flight).
-/// Copies are the same flight; ``isSame(as:)`` tells flights apart.
+/// A struct around its locked state, not a class holding it: one object less per flight. Copies are the same flight.
+/// A flight is made only when a second request joins a fetch (`DiskCacheState.joinMiss(_:mayLead:)`); a miss that
+/// nobody waits for makes none.
 struct MissFlight: Sendable {
     /// How the request that fetched ended, as its waiters see it.
     enum Outcome: Sendable {
@@ -30,11 +31,6 @@ struct MissFlight: Sendable {
     }
 
     private let state = Locked(State())
-
-    /// Whether `other` is this flight (or a copy of it).
-    func isSame(as other: MissFlight) -> Bool {
-        state === other.state
-    }
 
     /// Sets the outcome and wakes every waiter with it. Only the first call counts.
     func finish(_ outcome: Outcome) {

@@ -302,6 +302,10 @@ import FoundationNetworking
             let response = try #require(
                 HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: fields)
             )
+            // The copy is Foundation's fields, cast as `AnyHashable` and `Any` would be.
+            var cast: [String: String] = [:]
+            for case (let name as String, let value as String) in response.allHeaderFields { cast[name] = value }
+            #expect(DiskCacheExchange.headerFields(of: response) == cast)
             for excluded in ["X-NetworkAgent-Cache", "x-networkagent-CACHE", "ETag", nil] {
                 let twoSteps = CachePolicy.storableHeaders(
                     DiskCacheExchange.headerFields(of: response),

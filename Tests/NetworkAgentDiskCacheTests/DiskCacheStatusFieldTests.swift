@@ -186,4 +186,44 @@ import FoundationNetworking
         #expect(sideResponse.value(forHTTPHeaderField: DiskCachePlugin.defaultStatusHeader) == nil)
         #expect(server.requests.map(\.path).sorted() == ["/doc", "/side"])
     }
+
+    /// `CacheStatus(response:header:)` reads the field as Foundation's `value(forHTTPHeaderField:)` finds it, on a
+    /// response carrying timings (as CurlTransport builds them, read without Foundation's look-up) and on a plain one:
+    /// names in any case, fields Foundation respells or keeps, two spellings of one `X-` name, values that are no status.
+    @Test func theStatusIsReadAsFoundationFindsIt() throws {
+        let url = try #require(URL(string: "http://example.com/doc"))
+        let heads: [[String: String]] = [
+            ["X-NetworkAgent-Cache": "miss", "Content-Type": "text/plain", "ETag": "\"e\""],
+            ["x-networkagent-cache": "hit", "cache-status": "stale"],
+            ["X-NetworkAgent-Cache": "hit", "x-networkagent-cache": "stale"],
+            ["X-NETWORKAGENT-CACHE": "revalidated", "Cache-Status": "HIT"],
+            ["X-NetworkAgent-Cache": "", "cdn-cache-status": "miss"],
+            ["\u{212A}eep-Alive": "x", "X-NetworkAgent-Cache": "stale"],
+            ["Content-Length": "0"],
+        ]
+        let headers = [DiskCachePlugin.defaultStatusHeader, "x-networkagent-cache", "Cache-Status", "CDN-Cache-Status"]
+        for head in heads {
+            for timings in [HTTPTransferTimings(total: .milliseconds(1)), nil] {
+                let response = try #require(
+                    HTTPURLResponse.withTransferTimings(
+                        timings,
+                        url: url,
+                        statusCode: 200,
+                        httpVersion: "HTTP/1.1",
+                        headerFields: head
+                    )
+                )
+                for header in headers {
+                    let expected = response.value(forHTTPHeaderField: header).flatMap(CacheStatus.init(rawValue:))
+                    #expect(CacheStatus(response: response, header: header) == expected, "\(head) \(header)")
+                }
+                #expect(
+                    CacheStatus(response: response)
+                        == response.value(forHTTPHeaderField: "X-NetworkAgent-Cache").flatMap(CacheStatus.init)
+                )
+            }
+        }
+        let plain = URLResponse(url: url, mimeType: nil, expectedContentLength: 0, textEncodingName: nil)
+        #expect(CacheStatus(response: plain) == nil)
+    }
 }

@@ -311,6 +311,36 @@ import Testing
         #expect(try Self.segments(directory).count == 1)
     }
 
+    /// The check before each append: an open file is deleted once no name links to it; on Linux the link count
+    /// comes from `statx` and equals `fstat`'s.
+    @Test func anOpenFileIsUnlinkedOnceNoNameLinksToIt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let first = directory.url.appendingPathComponent("first").path
+        let second = directory.url.appendingPathComponent("second").path
+        let descriptor = open(first, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        try #require(descriptor >= 0)
+        func links() -> Int {
+            var status = stat()
+            return fstat(descriptor, &status) == 0 ? Int(status.st_nlink) : -1
+        }
+        func check(_ expected: Int) {
+            #expect(links() == expected)
+            #expect(FileIO.isUnlinked(descriptor) == (expected == 0))
+            #if canImport(Glibc)
+            #expect(LinkCount.of(descriptor).map(Int.init) == expected)
+            #endif
+        }
+        check(1)
+        #expect(link(first, second) == 0)
+        check(2)
+        #expect(unlink(first) == 0)
+        check(1)
+        #expect(unlink(second) == 0)
+        check(0)
+        close(descriptor)
+    }
+
     @Test func aWriteIntoAFileWhereTheDirectoryWasFailsWithIO() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
