@@ -46,18 +46,16 @@ public struct NetworkAgentExchange: Sendable {
     /// - Returns: The body and response from the inner interceptors or the transport.
     /// - Throws: ``NetworkAgentError`` from the transport, or whatever an inner interceptor throws.
     public func callAsFunction(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-        let plugins = chain.plugins
-        guard position < plugins.count else {
-            let agent = chain.agent
-            let prepared = try agent.prepare(request)
+        guard position < chain.plugins.count else {
+            let prepared = try chain.prepare(request)
             call.recordSent(prepared)
             return try await withAddedResponseField {
-                guard call.isStreaming else { return try await agent.sendPrepared(prepared, for: endpoint) }
+                guard call.isStreaming else { return try await chain.send(prepared, for: endpoint) }
                 return try await openStream(prepared)
             }
         }
         let rest = NetworkAgentExchange(chain: chain, position: position + 1, endpoint: endpoint, call: call)
-        return try await plugins[position].intercept(request, endpoint: endpoint, next: rest)
+        return try await chain.plugins[position].intercept(request, endpoint: endpoint, next: rest)
     }
 
     /// Calls `observer` once when the body of this streamed call ends for the caller, with the bytes the caller
@@ -144,6 +142,20 @@ final class ExchangeChain: Sendable {
     init(plugins: [any NetworkAgentPlugin], agent: NetworkAgent) {
         self.plugins = plugins
         self.agent = agent
+    }
+
+    /// ``NetworkAgent/prepare(_:)`` of the agent, called where the agent is held, so that it is not copied out
+    /// (a copy retains its transport and each reference of its configuration).
+    func prepare(_ request: URLRequest) throws(NetworkAgentError) -> URLRequest {
+        try agent.prepare(request)
+    }
+
+    /// ``NetworkAgent/sendPrepared(_:for:)`` of the agent, called where the agent is held, like ``prepare(_:)``.
+    func send(
+        _ request: URLRequest,
+        for endpoint: any NetworkAgentEndpoint
+    ) async throws -> (data: Data, response: URLResponse) {
+        try await agent.sendPrepared(request, for: endpoint)
     }
 }
 
