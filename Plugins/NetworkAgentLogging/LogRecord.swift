@@ -56,11 +56,34 @@ public struct LogRecord: Sendable, Hashable, CustomStringConvertible {
     /// What the record describes.
     public var kind: Kind
     /// The text to print, already redacted.
-    public var message: String
+    ///
+    /// A record the ``LoggingPlugin`` made at ``LogLevel/basic`` (and every event record) formats its text when this
+    /// is read, each time it is: a sink that drops records, or reads only some, does not pay for the text of the
+    /// others. Keep the value when you need it more than once.
+    public var message: String {
+        get { givenMessage ?? deferred?.message ?? "" }
+        set {
+            givenMessage = newValue
+            if givenMetadata != nil { deferred = nil }
+        }
+    }
     /// The record's facts as key/value pairs, already redacted. Keys used: `call_id`, `method`, `url`, `status`,
     /// `duration_ms`, `request_bytes`, `response_bytes`, `error`, `event`, `outcome` (of a ``Kind/streamEnd`` record:
-    /// `completed`, `failed` or `cancelled`).
-    public var metadata: [String: String]
+    /// `completed`, `failed` or `cancelled`). Made when read, as ``message`` is.
+    public var metadata: [String: String] {
+        get { givenMetadata ?? deferred?.metadata ?? [:] }
+        set {
+            givenMetadata = newValue
+            if givenMessage != nil { deferred = nil }
+        }
+    }
+
+    /// The message given or set, if any; otherwise ``deferred`` makes it.
+    private var givenMessage: String?
+    /// The metadata given or set, if any; otherwise ``deferred`` makes it.
+    private var givenMetadata: [String: String]?
+    /// What the text not given is made from; `nil` once both are given.
+    private var deferred: Deferred?
 
     /// Creates a record.
     ///
@@ -72,8 +95,39 @@ public struct LogRecord: Sendable, Hashable, CustomStringConvertible {
     public init(severity: Severity, kind: Kind, message: String, metadata: [String: String] = [:]) {
         self.severity = severity
         self.kind = kind
-        self.message = message
-        self.metadata = metadata
+        self.givenMessage = message
+        self.givenMetadata = metadata
+        self.deferred = nil
+    }
+
+    /// A record whose message and metadata are made from `deferred` when read.
+    init(severity: Severity, kind: Kind, deferred: Deferred) {
+        self.severity = severity
+        self.kind = kind
+        self.givenMessage = nil
+        self.givenMetadata = nil
+        self.deferred = deferred
+    }
+
+    /// Records are equal when their severities, kinds, messages and metadata are, however their text is held.
+    ///
+    /// - Parameters:
+    ///   - lhs: A record.
+    ///   - rhs: Another record.
+    /// - Returns: Whether they are equal.
+    public static func == (lhs: LogRecord, rhs: LogRecord) -> Bool {
+        lhs.severity == rhs.severity && lhs.kind == rhs.kind && lhs.message == rhs.message
+            && lhs.metadata == rhs.metadata
+    }
+
+    /// Hashes the severity, kind, message and metadata, in that order, however the text is held.
+    ///
+    /// - Parameter hasher: The hasher to feed.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(severity)
+        hasher.combine(kind)
+        hasher.combine(message)
+        hasher.combine(metadata)
     }
 
     /// The ``message``.

@@ -6,61 +6,57 @@ import FoundationNetworking
 #endif
 
 /// Builds the records of one logged exchange.
+///
+/// At ``LogLevel/basic`` the request, response and event records are made without their text: each keeps the few
+/// facts it shows (``LoggedCall`` and its own) and formats its message and metadata when a sink reads them
+/// (``LogRecord/Deferred``), so that a sink that keeps records without reading them (or reads only some) does not pay
+/// for the text of the others. What a record reads is what the eager record held.
 struct RecordFormatter: Sendable {
     let level: LogLevel
-    let callID: Int
     let request: URLRequest
     let renderer: BodyRenderer
-    /// The request's URL as shown, redacted once for every record of the exchange.
-    let url: String
+    /// What every record of the exchange shows of the call: its number, method and redacted URL.
+    let call: LoggedCall
 
     init(level: LogLevel, callID: Int, request: URLRequest, renderer: BodyRenderer) {
         self.level = level
-        self.callID = callID
         self.request = request
         self.renderer = renderer
-        self.url = renderer.policy.redactedString(for: request.url)
+        self.call = LoggedCall(id: callID, request: request, policy: renderer.policy)
     }
 
+    var callID: Int { call.id }
+    /// The request's URL as shown, redacted once for every record of the exchange.
+    var url: String { call.url }
     private var policy: RedactionPolicy { renderer.policy }
-    private var method: String { request.httpMethod ?? "GET" }
+    private var method: String { call.method }
 
     /// The URL of a response as shown: the request's, already redacted, unless the response came from elsewhere.
     func shownURL(of response: URLResponse?) -> String {
-        guard let responseURL = response?.url, responseURL.absoluteString != request.url?.absoluteString else {
-            return url
-        }
-        return policy.redactedString(for: responseURL)
+        call.shownURL(of: response?.url)
     }
 
-    private var baseMetadata: [String: String] { metadata(extra: 0) }
+    private var baseMetadata: [String: String] { call.metadata(extra: 0) }
 
-    /// The call's metadata (`call_id`, `method`, `url`), with room for `extra` more entries (so that adding them
-    /// does not grow the dictionary again).
+    /// The call's metadata (`call_id`, `method`, `url`), with room for `extra` more entries.
     private func metadata(extra: Int) -> [String: String] {
-        var metadata = [String: String](minimumCapacity: 3 + extra)
-        metadata["call_id"] = String(callID)
-        metadata["method"] = method
-        metadata["url"] = url
-        return metadata
+        call.metadata(extra: extra)
     }
 
     /// `--> GET url`, with headers and body at higher levels.
     func requestRecord() -> LogRecord {
         let body = request.httpBody ?? Data()
         let streamed = request.httpBodyStream != nil
-        var metadata = metadata(extra: 1)
-        if !streamed { metadata["request_bytes"] = String(body.count) }
-        let size = streamed ? "streamed body" : "\(body.count)-byte body"
         guard level >= .headers else {
-            let note = streamed || !body.isEmpty ? " (\(size))" : ""
             return LogRecord(
                 severity: .info,
                 kind: .request,
-                message: "--> \(method) \(url)\(note)",
-                metadata: metadata
+                deferred: .request(call, bodyBytes: streamed ? nil : body.count)
             )
         }
+        var metadata = metadata(extra: 1)
+        if !streamed { metadata["request_bytes"] = String(body.count) }
+        let size = streamed ? "streamed body" : "\(body.count)-byte body"
         var lines = ["--> \(method) \(url)"]
         lines += policy.redactedHeaders(request.allHTTPHeaderFields ?? [:], sensitive: request.sensitiveHeaderNames)
             .map { "\($0.name): \($0.value)" }
@@ -93,6 +89,19 @@ struct RecordFormatter: Sendable {
     /// `<-- 200 GET url (12.3 ms, 512-byte body)`, with headers and body at higher levels.
     func responseRecord(_ response: URLResponse, data: Data, duration: Duration) -> LogRecord {
         let http = response as? HTTPURLResponse
+        guard level >= .headers else {
+            return LogRecord(
+                severity: .info,
+                kind: .response,
+                deferred: .response(
+                    call,
+                    status: http?.statusCode,
+                    url: response.url,
+                    duration: duration,
+                    bodyBytes: data.count
+                )
+            )
+        }
         let status = http.map { String($0.statusCode) } ?? "non-HTTP response"
         let responseURL = shownURL(of: response)
         let milliseconds = Self.milliseconds(duration)
@@ -102,14 +111,6 @@ struct RecordFormatter: Sendable {
         metadata["duration_ms"] = milliseconds
         metadata["response_bytes"] = String(data.count)
         let head = "<-- \(status) \(method) \(responseURL) (\(milliseconds) ms"
-        guard level >= .headers else {
-            return LogRecord(
-                severity: .info,
-                kind: .response,
-                message: head + ", \(data.count)-byte body)",
-                metadata: metadata
-            )
-        }
         var lines = [head + ")"]
         lines += policy.redactedHeaders(Self.headerFields(of: http)).map { "\($0.name): \($0.value)" }
         if level >= .body, !data.isEmpty {
@@ -149,21 +150,9 @@ struct RecordFormatter: Sendable {
         )
     }
 
-    /// `--- retry.retry_scheduled attempt=1 delay_ms=200`, the same at every level.
+    /// `--- retry.retry_scheduled attempt=1 delay_ms=200`, the same at every level; its text is made when read.
     func eventRecord(_ event: NetworkAgentEvent) -> LogRecord {
-        // Read once: the transport's time-to-headers event formats its attributes on each read.
-        let attributes = event.attributes
-        var shown = event
-        shown.attributes = attributes
-        var metadata = metadata(extra: 1 + attributes.count)
-        metadata["event"] = event.source + "." + event.name
-        for (key, value) in attributes {
-            let safe = policy.redactedAttribute(key: key, value: value)
-            // Most values are shown as they are: the event's attributes are copied only for one that is not.
-            if safe != value { shown.attributes[key] = safe }
-            metadata["event." + key] = safe
-        }
-        return LogRecord(severity: .debug, kind: .event, message: "--- " + shown.description, metadata: metadata)
+        LogRecord(severity: .debug, kind: .event, deferred: .event(call, event))
     }
 
     /// Milliseconds with one decimal, e.g. `12.3`.

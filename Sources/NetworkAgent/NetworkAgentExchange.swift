@@ -9,11 +9,15 @@ import FoundationNetworking
 /// Calling it runs the interceptors registered after the current one and then the transport. It may be called
 /// several times (each call is a new attempt) or not at all.
 public struct NetworkAgentExchange: Sendable {
-    private let plugins: ArraySlice<any NetworkAgentPlugin>
+    /// The provider's plugins and agent, shared by every hop of every call.
+    private let chain: ExchangeChain
+    /// The position in `chain.plugins` of the interceptor this exchange runs first.
+    private let position: Int
     private let endpoint: any NetworkAgentEndpoint
     let call: CallState
+
     /// The agent whose transport ends the exchange; use it for side requests that skip the chain.
-    public let agent: NetworkAgent
+    public var agent: NetworkAgent { chain.agent }
 
     /// Whether the caller streams the body (``NetworkAgentProvider/stream(endpoint:progress:)``).
     ///
@@ -24,15 +28,15 @@ public struct NetworkAgentExchange: Sendable {
     /// token, retry) before any byte reaches the caller.
     public var isStreaming: Bool { call.isStreaming }
 
-    init(
-        plugins: ArraySlice<any NetworkAgentPlugin>,
-        endpoint: any NetworkAgentEndpoint,
-        agent: NetworkAgent,
-        call: CallState
-    ) {
-        self.plugins = plugins
+    /// The exchange of a call from its outermost interceptor on.
+    init(chain: ExchangeChain, endpoint: any NetworkAgentEndpoint, call: CallState) {
+        self.init(chain: chain, position: 0, endpoint: endpoint, call: call)
+    }
+
+    private init(chain: ExchangeChain, position: Int, endpoint: any NetworkAgentEndpoint, call: CallState) {
+        self.chain = chain
+        self.position = position
         self.endpoint = endpoint
-        self.agent = agent
         self.call = call
     }
 
@@ -42,16 +46,16 @@ public struct NetworkAgentExchange: Sendable {
     /// - Returns: The body and response from the inner interceptors or the transport.
     /// - Throws: ``NetworkAgentError`` from the transport, or whatever an inner interceptor throws.
     public func callAsFunction(_ request: URLRequest) async throws -> (data: Data, response: URLResponse) {
-        guard let plugin = plugins.first else {
-            let prepared = try agent.prepare(request)
+        guard position < chain.plugins.count else {
+            let prepared = try chain.prepare(request)
             call.recordSent(prepared)
             return try await withAddedResponseField {
-                guard call.isStreaming else { return try await agent.sendPrepared(prepared, for: endpoint) }
+                guard call.isStreaming else { return try await chain.send(prepared, for: endpoint) }
                 return try await openStream(prepared)
             }
         }
-        let rest = NetworkAgentExchange(plugins: plugins.dropFirst(), endpoint: endpoint, agent: agent, call: call)
-        return try await plugin.intercept(request, endpoint: endpoint, next: rest)
+        let rest = NetworkAgentExchange(chain: chain, position: position + 1, endpoint: endpoint, call: call)
+        return try await chain.plugins[position].intercept(request, endpoint: endpoint, next: rest)
     }
 
     /// Calls `observer` once when the body of this streamed call ends for the caller, with the bytes the caller
@@ -122,6 +126,36 @@ public struct NetworkAgentExchange: Sendable {
     /// limit): `nil` for no deadline. An invalid timeout was refused before anything was sent.
     static func deadline(of request: URLRequest) -> ContinuousClock.Instant? {
         (try? HTTPTransportContext.timeLimit(of: request)).flatMap { $0 }.map { ContinuousClock.now + $0 }
+    }
+}
+
+/// A provider's plugins and agent, made once with the provider and shared by every hop of every exchange of its
+/// calls.
+///
+/// A hop of the interceptor chain is this reference, a position, the endpoint and the call state: making the next
+/// hop retains three objects, where a hop holding the plugins and the agent itself (its transport and each reference
+/// in its configuration) retained and released every one of them, per interceptor and per call.
+final class ExchangeChain: Sendable {
+    let plugins: [any NetworkAgentPlugin]
+    let agent: NetworkAgent
+
+    init(plugins: [any NetworkAgentPlugin], agent: NetworkAgent) {
+        self.plugins = plugins
+        self.agent = agent
+    }
+
+    /// ``NetworkAgent/prepare(_:)`` of the agent, called where the agent is held, so that it is not copied out
+    /// (a copy retains its transport and each reference of its configuration).
+    func prepare(_ request: URLRequest) throws(NetworkAgentError) -> URLRequest {
+        try agent.prepare(request)
+    }
+
+    /// ``NetworkAgent/sendPrepared(_:for:)`` of the agent, called where the agent is held, like ``prepare(_:)``.
+    func send(
+        _ request: URLRequest,
+        for endpoint: any NetworkAgentEndpoint
+    ) async throws -> (data: Data, response: URLResponse) {
+        try await agent.sendPrepared(request, for: endpoint)
     }
 }
 

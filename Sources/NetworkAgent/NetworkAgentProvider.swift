@@ -18,6 +18,8 @@ public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
     let plugins: [any NetworkAgentPlugin]
     /// The agent that builds and sends requests and is handed to plugins for side requests.
     let agent: NetworkAgent
+    /// The plugins and the agent again, behind one reference for the hops of every call's exchange.
+    private let chain: ExchangeChain
 
     /// A provider on an agent (and so a transport and configuration); `NetworkAgentProvider<Api>()` is one on the
     /// shared URLSession transport without plugins.
@@ -28,6 +30,7 @@ public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
     public init(plugins: [any NetworkAgentPlugin] = [], agent: NetworkAgent = NetworkAgent()) {
         self.plugins = plugins
         self.agent = agent
+        self.chain = ExchangeChain(plugins: plugins, agent: agent)
     }
 
     /// Runs a request through the plugin chain and returns the raw body and response.
@@ -111,7 +114,7 @@ public struct NetworkAgentProvider<E: NetworkAgentEndpoint>: Sendable {
             }
             throw error
         }
-        let exchange = NetworkAgentExchange(plugins: plugins[...], endpoint: endpoint, agent: agent, call: call)
+        let exchange = NetworkAgentExchange(chain: chain, endpoint: endpoint, call: call)
         var (data, response) = try await exchange(request)
         let sent = call.lastSent ?? request
         for plugin in plugins {
