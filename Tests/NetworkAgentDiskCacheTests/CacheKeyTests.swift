@@ -273,4 +273,22 @@ import FoundationNetworking
         #expect(key.credential == "6567ebba8fcc36eef84cbcd6cbf8527b230abdd405d0cbc6d0f51f54034fefcb")
         #expect(key.identifier == "4b4ddbdddbac0055d0334f6034d54215b1eb19c86c500db5487b8184e4730fda")
     }
+
+    /// The byte check that lets a request whose marks name only the three credential headers skip reading them into
+    /// a set agrees with that reading: true exactly when every marked name, normalised, is one of the three.
+    @Test func theMarksCheckAgreesWithTheMarkedNames() throws {
+        let marks = [
+            "", ",", " , \t,", "authorization", "Authorization", " COOKIE ,\tProxy-Authorization,,",
+            "cookie,cookie", "x-api-key", "authorization, x-api-key", "authorizatio", "cookies", "auth orization",
+            "Authorizatión", "Cookie,X-Clé", "cookie;", "\u{212A}ookie",
+        ]
+        let url = try #require(URL(string: "https://example.com/x"))
+        for value in marks {
+            var request = URLRequest(url: url)
+            request.setValue(value, forHTTPHeaderField: "NetworkAgent-Sensitive-Headers")
+            let names = CacheKey.credentialNames(of: request)
+            let onlyThree = names == ["authorization", "proxy-authorization", "cookie"]
+            #expect(CacheKey.marksOnlyCredentialHeaders(value) == onlyThree, "\(value)")
+        }
+    }
 }
