@@ -229,4 +229,66 @@ import FoundationNetworking
             #expect(DiskCachePlugin.duration(of: timeout) == Duration(timeInterval: timeout), "\(timeout)")
         }
     }
+
+    /// Credential fingerprints and keys pinned to the values the key had before its fingerprint was made cheaper
+    /// (worked out by that code and by an independent SHA-256): an entry stored by an earlier version is still found
+    /// under the same key. Marks in any case and spacing, repeated, naming absent headers, a non-ASCII one, and none.
+    @Test func credentialFingerprintsKeepTheirEarlierValues() throws {
+        let url = "https://example.com/x"
+        let mark = "networkagent-sensitive-headers"
+        let cases: [(headers: [String: String], credential: String)] = [
+            ([:], ""),
+            (["Accept": "text/plain"], ""),
+            ([mark: "x-api-key"], ""),
+            (
+                ["Authorization": "Bearer t", mark: "authorization"],
+                "fef08da79c92d69a25f2a432fa17247232a3c27ff89649062efee901a992eaa7"
+            ),
+            (
+                ["Authorization": "Bearer t"],
+                "fef08da79c92d69a25f2a432fa17247232a3c27ff89649062efee901a992eaa7"
+            ),
+            (
+                [
+                    "Authorization": "Bearer t", "Cookie": "c=1", "X-API-Key": "k1", "x-session": "s",
+                    mark: "X-Api-Key , \t x-session,,AUTHORIZATION, cookie,x-api-key",
+                ],
+                "6567ebba8fcc36eef84cbcd6cbf8527b230abdd405d0cbc6d0f51f54034fefcb"
+            ),
+            (
+                ["x-api-key": "k", mark: "X-Trace-Secret, X-Clé,X-API-KEY"],
+                "e5645056eaf433f8b6d24defbc49cba8beb7cecac13bd88b08f5b3a13088f250"
+            ),
+        ]
+        for (headers, credential) in cases {
+            let key = try #require(CacheKey(request: try request(url, headers)))
+            #expect(key.credential == credential, "\(headers)")
+            #expect(key.primary == (credential.isEmpty ? "GET \(url)" : "GET \(url) #\(credential)"))
+        }
+        // Marks set through the public property, in mixed case, reach the same fingerprint.
+        let fields = ["Authorization": "Bearer t", "Cookie": "c=1", "X-API-Key": "k1", "x-session": "s"]
+        var marked = try request(url, fields)
+        marked.sensitiveHeaderNames = ["X-Api-Key", "X-SESSION", "Cookie"]
+        let key = try #require(CacheKey(request: marked))
+        #expect(key.credential == "6567ebba8fcc36eef84cbcd6cbf8527b230abdd405d0cbc6d0f51f54034fefcb")
+        #expect(key.identifier == "4b4ddbdddbac0055d0334f6034d54215b1eb19c86c500db5487b8184e4730fda")
+    }
+
+    /// The byte check that lets a request whose marks name only the three credential headers skip reading them into
+    /// a set agrees with that reading: true exactly when every marked name, normalised, is one of the three.
+    @Test func theMarksCheckAgreesWithTheMarkedNames() throws {
+        let marks = [
+            "", ",", " , \t,", "authorization", "Authorization", " COOKIE ,\tProxy-Authorization,,",
+            "cookie,cookie", "x-api-key", "authorization, x-api-key", "authorizatio", "cookies", "auth orization",
+            "Authorizatión", "Cookie,X-Clé", "cookie;", "\u{212A}ookie",
+        ]
+        let url = try #require(URL(string: "https://example.com/x"))
+        for value in marks {
+            var request = URLRequest(url: url)
+            request.setValue(value, forHTTPHeaderField: "NetworkAgent-Sensitive-Headers")
+            let names = CacheKey.credentialNames(of: request)
+            let onlyThree = names == ["authorization", "proxy-authorization", "cookie"]
+            #expect(CacheKey.marksOnlyCredentialHeaders(value) == onlyThree, "\(value)")
+        }
+    }
 }
