@@ -32,8 +32,9 @@ import Darwin
 ///   log, oldest use first, and deleted) when a store opens. Leftovers `entries/.partial-<n>` are deleted.
 ///
 /// Crash safety: a record is appended with one `pwrite` at the segment's end; an interrupted append leaves a
-/// short last record, which the next open finds (too short for its declared length) and cuts off without counting
-/// it. Only the key checksum of each entry record is checked at open, except for the last record of the last
+/// short last record (a SIGKILL stops the write at a page boundary of the file, which can fall anywhere in the
+/// record, its fixed prefix included), which the next open finds (too short for its prefix or its declared
+/// length) and cuts off without counting it. Only the key checksum of each entry record is checked at open, except for the last record of the last
 /// segment, which is verified whole (a power loss can leave it full-length and wrong: counted as damage); every
 /// read verifies the whole entry before it is served. A record that fails elsewhere is counted as damage in
 /// ``corruptEntriesDroppedAtOpen`` and the segment is cut there, since what follows cannot be framed; as a removal
@@ -626,6 +627,8 @@ package final class LogStore: ResponseStore {
             guard remaining >= 8 else { return torn() }
             let magic = Array(record.prefix(4))
             if magic == EntryCodec.magic {
+                // A kill stops a write at a page boundary of the file, which can fall inside the fixed prefix.
+                guard remaining >= EntryCodec.prefixLength else { return torn() }
                 guard let prefix = try? EntryCodec.decodePrefix(record) else { return damaged() }
                 guard prefix.totalLength <= remaining else {
                     // Short: torn, if its lengths are genuine (its key verifies); damaged otherwise.

@@ -85,7 +85,7 @@ import FoundationNetworking
         for round in 0..<Self.rounds {
             let context: Comment = "round \(round); \(replay)"
             // Odd rounds sync every entry (DiskStore.Durability.powerLoss): writes then take long enough that kills
-            // often land inside one, leaving a temporary file behind.
+            // often land inside one.
             let writer = try Self.launchWriter(
                 executable,
                 directory: directory.url,
@@ -105,7 +105,8 @@ import FoundationNetworking
             #expect(writer.terminationReason == .uncaughtSignal, context)
             #expect(writer.terminationStatus == SIGKILL, context)
 
-            // A kill inside a write can leave the log's last record short; opening the store cuts it off.
+            // A kill inside a write can leave the log's last record short, cut at any byte of it (at a page boundary
+            // of the file); opening the store cuts it off.
             let entriesPath = directory.url.appendingPathComponent("entries").path
 
             // Every few rounds, damage the disk the way a power loss or a bad sector would, on top of the kill.

@@ -89,6 +89,29 @@ import Testing
         #expect(again.corruptEntriesDroppedAtOpen == 0 && again.usage.entryCount == 3)
     }
 
+    /// A kill stops a write at a page boundary of the file, which can fall anywhere in a record: at every cut
+    /// point, of an entry record and of a mark, the short tail is an interrupted append (cut off, not counted) and
+    /// the records before it stay. Cuts inside an entry's 28-byte prefix once counted as damage.
+    @Test func aTailCutAtAnyPointIsTornNotDamage() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let segment = try await Self.segment(afterStoring: ["/a", "/b"], in: directory)
+        let whole = try Data(contentsOf: segment)
+        let records = [
+            EntryCodec.encode(EntryFactory.entry("/torn")),
+            LogStore.mark(.removal, EntryFactory.key("/a").identifier),
+        ]
+        for record in records {
+            for cut in 1..<record.count {
+                try (whole + record.prefix(cut)).write(to: segment)
+                let reopened = try LogStore(directory: directory.url)
+                #expect(reopened.corruptEntriesDroppedAtOpen == 0, "cut after \(cut) of \(record.count) bytes")
+                #expect(reopened.usage.entryCount == 2, "cut after \(cut) of \(record.count) bytes")
+                #expect(try Data(contentsOf: segment) == whole, "cut after \(cut) of \(record.count) bytes")
+            }
+        }
+    }
+
     @Test func aTornMarkAtTheTailIsDroppedQuietly() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
