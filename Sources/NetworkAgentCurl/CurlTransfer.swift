@@ -168,14 +168,18 @@ final class CurlTransfer: @unchecked Sendable {
         self.urlString = urlString
         // Foundation gives a GET's method as "GET": only another is uppercased.
         let requestMethod = request.httpMethod ?? "GET"
-        self.method = requestMethod == "GET" ? requestMethod : requestMethod.uppercased()
+        let method = requestMethod == "GET" ? requestMethod : requestMethod.uppercased()
+        self.method = method
         self.body = body
         self.timeoutMilliseconds = timeoutMilliseconds
         self.headDeadline = headDeadline
         self.maximumResponseBytes = maximumResponseBytes
         self.progress = progressHandler.map { CurlProgressRelay(handler: $0) }
         self.isHTTPS = Self.hasHTTPSScheme(urlString)
-        self.slist = Self.makeHeaderList(request.allHTTPHeaderFields ?? [:])
+        // A GET or HEAD without a body needs no `Expect:` line (see `makeHeaderList`).
+        var mayUpload = true
+        if case .none = body, method == "GET" || method == "HEAD" { mayUpload = false }
+        self.slist = Self.makeHeaderList(request.allHTTPHeaderFields ?? [:], suppressingExpect: mayUpload)
         // Room for a head's fields, made here rather than grown field by field on the engine thread.
         responseHeaders.reserveCapacity(16)
     }
@@ -187,11 +191,20 @@ final class CurlTransfer: @unchecked Sendable {
     /// The header list of a request with `fields` as a `curl_slist` in one allocation, its nodes first and then
     /// their lines as C strings, freed with `deallocate()`: `curl_slist_append` made two allocations per line (the
     /// node and a copy of the line), and libcurl only reads a CURLOPT_HTTPHEADER list, which its owner frees. `nil`
-    /// for no lines (there always are: `Expect` and `User-Agent` are set unless the request sets them).
-    static func makeHeaderList(_ fields: [String: String]) -> UnsafeMutablePointer<curl_slist>? {
+    /// for no lines (there always are: `User-Agent` is set unless the request sets it).
+    ///
+    /// With `suppressingExpect` (a transfer that may send a body), an empty `Expect:` line, unless the request has an
+    /// `Expect` field, keeps libcurl from adding `Expect: 100-continue` to a large or chunked upload. A GET or HEAD
+    /// without a body leaves it out: libcurl adds `Expect` only to a body it sends, so the request on the wire is the
+    /// same, and libcurl walks one line fewer each time it looks for a header in the list (a dozen comparisons per
+    /// request).
+    static func makeHeaderList(
+        _ fields: [String: String],
+        suppressingExpect: Bool = true
+    ) -> UnsafeMutablePointer<curl_slist>? {
         let expect = "Expect:"
         var hasUserAgent = false
-        var hasExpect = false
+        var hasExpect = !suppressingExpect
         var lineCount = 0
         var textCount = 0
         for (name, value) in fields {
@@ -201,7 +214,7 @@ final class CurlTransfer: @unchecked Sendable {
             // Compared only when the length matches: most requests' names are neither.
             switch name.utf8.count {
             case 10 where HTTPFieldName.equal(name, "User-Agent"): hasUserAgent = true
-            case 6 where HTTPFieldName.equal(name, "Expect"): hasExpect = true
+            case 6 where !hasExpect && HTTPFieldName.equal(name, "Expect"): hasExpect = true
             default: break
             }
             lineCount += 1
