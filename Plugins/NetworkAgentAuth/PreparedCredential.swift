@@ -44,14 +44,16 @@ struct AuthorizationFieldScan {
         var hasAuthorization = false
         var hasMark = false
         for name in fields.keys {
-            let found: (authorization: Bool, mark: Bool)? = name.utf8.withContiguousStorageIfAvailable { bytes in
-                for byte in bytes where byte >= 0x80 { return nil }
-                switch bytes.count {
-                case Self.authorization.utf8CodeUnitCount: return (Self.equalsFolded(bytes, Self.authorization), false)
-                case Self.mark.utf8CodeUnitCount: return (false, Self.equalsFolded(bytes, Self.mark))
-                default: return (false, false)
-                }
-            } ?? nil
+            let found: (authorization: Bool, mark: Bool)? =
+                name.utf8.withContiguousStorageIfAvailable { bytes in
+                    for byte in bytes where byte >= 0x80 { return nil }
+                    switch bytes.count {
+                    case Self.authorization.utf8CodeUnitCount:
+                        return (Self.equalsFolded(bytes, Self.authorization), false)
+                    case Self.mark.utf8CodeUnitCount: return (false, Self.equalsFolded(bytes, Self.mark))
+                    default: return (false, false)
+                    }
+                } ?? nil
             guard let found else { return nil }
             hasAuthorization = hasAuthorization || found.authorization
             hasMark = hasMark || found.mark
