@@ -77,7 +77,7 @@ public struct AuthPlugin: NetworkAgentPlugin {
     public let additionalOrigins: [URL]
     /// Hosts (lowercased) that may receive credentials over plain `http://` although they are not loopback.
     public let plainHTTPHosts: Set<String>
-    private let provider: CredentialProvider
+    private let source: CredentialSource
     private let origins: Set<Origin>
     /// The origins of the endpoint `baseURL`s met so far, by their text, with this plugin's answer to whether a
     /// credential may travel there (``KnownOrigin``): shared by the plugin's copies.
@@ -109,9 +109,31 @@ public struct AuthPlugin: NetworkAgentPlugin {
         plainHTTPHosts: Set<String> = [],
         credential: @escaping CredentialProvider
     ) {
+        self.init(additionalOrigins: additionalOrigins, plainHTTPHosts: plainHTTPHosts, source: .provider(credential))
+    }
+
+    /// Where the plugin's credential comes from: what ``init(additionalOrigins:plainHTTPHosts:credential:)`` was
+    /// given, a fixed credential (``auth(_:additionalOrigins:plainHTTPHosts:)``, whose closure only returned it), or
+    /// a synchronous source such as a token refresher's published state.
+    package enum CredentialSource: Sendable {
+        /// The caller's provider, called (and awaited) once per authorized request.
+        case provider(CredentialProvider)
+        /// One credential for every request, prepared once.
+        case fixed(PreparedCredential)
+        /// Called once per authorized request, without a suspension; `nil` sends none.
+        case immediate(@Sendable () throws -> PreparedCredential?)
+    }
+
+    /// Creates an auth plugin with a credential source of any kind (the public initializer's is a provider).
+    ///
+    /// - Parameters:
+    ///   - additionalOrigins: Origins besides each endpoint's `baseURL` origin that receive credentials.
+    ///   - plainHTTPHosts: Non-loopback hosts that may receive credentials over plain `http://`.
+    ///   - source: Where the credential comes from.
+    package init(additionalOrigins: [URL], plainHTTPHosts: Set<String>, source: CredentialSource) {
         self.additionalOrigins = additionalOrigins
         self.plainHTTPHosts = Set(plainHTTPHosts.map { $0.lowercased() })
-        self.provider = credential
+        self.source = source
         self.origins = Set(additionalOrigins.compactMap(Origin.init))
     }
 
@@ -135,17 +157,27 @@ public struct AuthPlugin: NetworkAgentPlugin {
             return Self.withheld(request, reason: "other_origin")
         }
         let origin = allowed.origin
-        if request.headerField("Authorization") != nil {
+        // One pass over the field names says whether `Authorization` and the sensitive mark are there (`nil` when a
+        // name is not ASCII: then Foundation's rules decide, as before).
+        var fields = request.allHTTPHeaderFields ?? [:]
+        let scan = AuthorizationFieldScan(fields)
+        if scan?.hasAuthorization ?? (HTTPFieldName.value(of: "Authorization", in: fields) != nil) {
             return Self.withheld(request, reason: "already_present")
         }
-        let credential: Credential?
+        let prepared: PreparedCredential?
         switch requirement {
-        case .credential(let chosen): credential = chosen
-        case .default, .none: credential = try await provider()
+        case .credential(let chosen): prepared = PreparedCredential(chosen)
+        case .default, .none:
+            switch source {
+            case .provider(let provider): prepared = try await provider().map(PreparedCredential.init)
+            case .fixed(let fixed): prepared = fixed
+            case .immediate(let immediate): prepared = try immediate()
+            }
         }
-        guard let credential else {
+        guard let prepared else {
             return Self.withheld(request, reason: "no_credential")
         }
+        let credential = prepared.credential
         // A bearer or Basic credential's place, `Authorization`, was found free above.
         if !credential.goesInAuthorizationHeader, credential.placeIsTaken(in: request) {
             return Self.withheld(request, reason: "already_present")
@@ -157,8 +189,19 @@ public struct AuthPlugin: NetworkAgentPlugin {
                     + "use https or list the host in plainHTTPHosts"
             )
         }
-        // Its place was found free above (`Authorization`, or `placeIsTaken`).
-        try credential.authorize(&request, placeIsFree: true)
+        if let value = prepared.authorizationValue, let scan, !scan.hasMark, let mark = Self.authorizationMark {
+            // What `setSensitiveHeaderField(value, for: "Authorization", isAbsent: true)` does to fields with neither
+            // `Authorization` nor a mark (found above, on ASCII names): file the field under its own spelling, then
+            // the mark that core's code made for `Authorization` (read back once from that code). The request lets
+            // go of its dictionary first, so that `fields` is its only reference and grows in place.
+            request.allHTTPHeaderFields = nil
+            fields["Authorization"] = value
+            fields[mark.name] = mark.value
+            request.allHTTPHeaderFields = fields
+        } else {
+            // Its place was found free above (`Authorization`, or `placeIsTaken`).
+            try credential.authorize(&request, placeIsFree: true)
+        }
         if NetworkAgentEvents.hasObservers {
             NetworkAgentEvents.emit(
                 NetworkAgentEvent(source: "auth", name: "credential_added", attributes: ["scheme": credential.scheme])
@@ -166,6 +209,21 @@ public struct AuthPlugin: NetworkAgentPlugin {
         }
         return request
     }
+
+    /// The mark field's name and value that `URLRequest.setSensitiveHeaderField(_:for:isAbsent:)` adds when it files
+    /// `Authorization` on a request without a mark, worked out once by that very function on a request with no other
+    /// field; `nil` (and the plugin calls the function every time) if it did anything else.
+    static let authorizationMark: (name: String, value: String)? = {
+        guard let url = URL(string: "http://localhost/") else { return nil }
+        var probe = URLRequest(url: url)
+        probe.allHTTPHeaderFields = [:]
+        probe.setSensitiveHeaderField("probe", for: "Authorization", isAbsent: true)
+        guard let fields = probe.allHTTPHeaderFields, fields.count == 2, fields["Authorization"] == "probe",
+            let mark = fields.first(where: { $0.key != "Authorization" }),
+            HTTPFieldName.equal(mark.key, URLRequest.sensitiveHeadersField)
+        else { return nil }
+        return (mark.key, mark.value)
+    }()
 
     /// What `endpoint` asks of the plugin: its ``AuthorizableEndpoint/authorization``, or
     /// ``AuthorizationRequirement/default`` when its type does not adopt ``AuthorizableEndpoint``.
@@ -321,6 +379,11 @@ extension NetworkAgentPlugin where Self == AuthPlugin {
         additionalOrigins: [URL] = [],
         plainHTTPHosts: Set<String> = []
     ) -> AuthPlugin {
-        AuthPlugin(additionalOrigins: additionalOrigins, plainHTTPHosts: plainHTTPHosts) { credential }
+        // The closure would only return the credential: it is prepared once instead (its `Authorization` value).
+        AuthPlugin(
+            additionalOrigins: additionalOrigins,
+            plainHTTPHosts: plainHTTPHosts,
+            source: .fixed(PreparedCredential(credential))
+        )
     }
 }

@@ -102,7 +102,7 @@ public enum Credential: Sendable, Hashable, CustomStringConvertible, CustomDebug
 
     /// The `Authorization` value of a bearer or Basic credential, checked as ``authorizing(_:)`` checks it; `nil`
     /// for the other kinds.
-    private func authorizationValue() throws(AuthPlugin.Error) -> String? {
+    func authorizationValue() throws(AuthPlugin.Error) -> String? {
         switch self {
         case .bearer(let token):
             try Self.checkValue(token, what: "bearer token")

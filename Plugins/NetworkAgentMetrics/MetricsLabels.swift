@@ -29,7 +29,20 @@ public struct MetricsLabels: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Parameter endpoint: The endpoint of the call.
     public init(endpoint: any NetworkAgentEndpoint) {
-        self.init(route: Self.route(for: endpoint), method: endpoint.method.name)
+        self.init(route: Self.route(for: endpoint), method: Self.name(of: endpoint.method))
+    }
+
+    /// `method.name` (the raw value uppercased), without uppercasing it per request.
+    static func name(of method: HTTPMethod) -> String {
+        switch method {
+        case .get: "GET"
+        case .post: "POST"
+        case .put: "PUT"
+        case .patch: "PATCH"
+        case .delete: "DELETE"
+        case .head: "HEAD"
+        case .options: "OPTIONS"
+        }
     }
 
     /// `route method`, e.g. `pokemon GET`.

@@ -60,6 +60,11 @@ public struct MetricsPlugin: NetworkAgentPlugin {
     public let level: Level
     /// The time the plugin's clock has measured since the plugin was made; durations are differences of it.
     private let elapsed: @Sendable () -> Duration
+    /// The registry when it is the only handler (what ``metrics(_:forwardingTo:)`` makes without forwarding): it is
+    /// then given each observation by a direct call of the method its ``MetricsRegistry/handle(_:)`` would call,
+    /// without wrapping it in a ``MetricsObservation`` (a value of some 300 bytes, copied on its way) and without the
+    /// protocol's dispatch.
+    private let soleRegistry: MetricsRegistry?
 
     /// Creates a metrics plugin.
     ///
@@ -76,6 +81,7 @@ public struct MetricsPlugin: NetworkAgentPlugin {
         self.handlers = handlers
         self.level = level
         self.elapsed = clock.stopwatch()
+        self.soleRegistry = handlers.count == 1 ? handlers.first as? MetricsRegistry : nil
     }
 
     /// Measures the exchange.
@@ -95,28 +101,32 @@ public struct MetricsPlugin: NetworkAgentPlugin {
         let requestBodyBytes = Self.bodySize(of: request)
         switch level {
         case .requests:
-            report(.requestStarted(labels))
+            // The registry's key of the route, made once for the request's observations.
+            let route = soleRegistry.map { _ in RouteKey(labels) }
+            if let soleRegistry {
+                soleRegistry.startRequest()
+            } else {
+                report(.requestStarted(labels))
+            }
             let start = elapsed()
             do {
-                let result = try await NetworkAgentEvents.observing({ [handlers] event in
-                    Self.report(Self.observation(of: event, labels: labels), to: handlers)
-                }) {
+                let result = try await NetworkAgentEvents.observing(observer(labels, route: route)) {
                     try await next(request)
                 }
-                finish(result, next: next, labels, start, requestBodyBytes) { .requestFinished($0) }
+                finish(result, next: next, labels, start, requestBodyBytes, route: route)
                 return result
             } catch {
-                report(.requestFinished(measurement(labels, start, requestBodyBytes, error: error)))
+                reportFinished(measurement(labels, start, requestBodyBytes, error: error), route: route)
                 throw error
             }
         case .attempts:
             let start = elapsed()
             do {
                 let result = try await next(request)
-                finish(result, next: next, labels, start, requestBodyBytes) { .attemptFinished($0) }
+                finish(result, next: next, labels, start, requestBodyBytes)
                 return result
             } catch {
-                report(.attemptFinished(measurement(labels, start, requestBodyBytes, error: error)))
+                reportFinished(measurement(labels, start, requestBodyBytes, error: error))
                 throw error
             }
         }
@@ -152,14 +162,14 @@ public struct MetricsPlugin: NetworkAgentPlugin {
         _ labels: MetricsLabels,
         _ start: Duration,
         _ requestBodyBytes: Int?,
-        as observation: @escaping @Sendable (MetricsMeasurement) -> MetricsObservation
+        route: RouteKey? = nil
     ) {
         guard next.isStreaming, let http = result.response as? HTTPURLResponse, (200..<300).contains(http.statusCode)
         else {
-            report(observation(measurement(labels, start, requestBodyBytes, result: result)))
+            reportFinished(measurement(labels, start, requestBodyBytes, result: result), route: route)
             return
         }
-        next.onStreamEnd { [handlers, elapsed] end in
+        next.onStreamEnd { [handlers, level, soleRegistry, elapsed] end in
             let outcome: MetricsOutcome =
                 switch end.outcome {
                 case .completed: .success
@@ -175,12 +185,49 @@ public struct MetricsPlugin: NetworkAgentPlugin {
                 responseBodyBytes: end.bytes,
                 transferTimings: http.transferTimings
             )
-            Self.report(observation(measurement), to: handlers)
+            Self.reportFinished(measurement, level: level, to: handlers, soleRegistry: soleRegistry)
         }
     }
 
     private func report(_ observation: MetricsObservation) {
         Self.report(observation, to: handlers)
+    }
+
+    /// Reports a finished request or attempt (by ``level``): ``MetricsObservation/requestFinished(_:)`` or
+    /// ``MetricsObservation/attemptFinished(_:)``.
+    /// `route` is the registry's key of the measurement's labels, when made already.
+    private func reportFinished(_ measurement: MetricsMeasurement, route: RouteKey? = nil) {
+        Self.reportFinished(measurement, level: level, to: handlers, soleRegistry: soleRegistry, route: route)
+    }
+
+    private static func reportFinished(
+        _ measurement: MetricsMeasurement,
+        level: Level,
+        to handlers: [any MetricsHandler],
+        soleRegistry: MetricsRegistry?,
+        route: RouteKey? = nil
+    ) {
+        switch (level, soleRegistry) {
+        case (.requests, let registry?): registry.recordRequest(measurement, route: route)
+        case (.attempts, let registry?): registry.recordAttempt(measurement)
+        case (.requests, nil): report(.requestFinished(measurement), to: handlers)
+        case (.attempts, nil): report(.attemptFinished(measurement), to: handlers)
+        }
+    }
+
+    /// The observer of the events inside a request: each becomes the observation ``observation(of:labels:)`` makes.
+    private func observer(_ labels: MetricsLabels, route: RouteKey?) -> NetworkAgentEvents.Observer {
+        guard let soleRegistry, let route else {
+            return { [handlers] event in Self.report(Self.observation(of: event, labels: labels), to: handlers) }
+        }
+        // What the registry's `handle` does with those observations.
+        return { event in
+            if case .responseHeaders(let after) = event.kind, after >= .zero {
+                soleRegistry.recordResponseHeaders(labels, seconds: after.metricsSeconds, route: route)
+            } else {
+                soleRegistry.recordEvent(event.kind, labels: labels)
+            }
+        }
     }
 
     private static func report(_ observation: MetricsObservation, to handlers: [any MetricsHandler]) {

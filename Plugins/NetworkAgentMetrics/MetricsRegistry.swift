@@ -36,7 +36,7 @@ public final class MetricsRegistry: MetricsHandler {
     public func handle(_ observation: MetricsObservation) {
         switch observation {
         case .requestStarted:
-            state.withLock { $0.inFlight += 1 }
+            startRequest()
         case .requestFinished(let measurement):
             recordRequest(measurement)
         case .attemptFinished(let measurement):
@@ -46,6 +46,11 @@ public final class MetricsRegistry: MetricsHandler {
         case .event(let labels, let event):
             recordEvent(event.kind, labels: labels)
         }
+    }
+
+    /// Counts a request entering the exchange in the in-flight gauge (``MetricsObservation/requestStarted(_:)``).
+    func startRequest() {
+        state.withLock { $0.inFlight += 1 }
     }
 
     /// A value for a histogram with its bucket, worked out before the lock.
@@ -69,10 +74,10 @@ public final class MetricsRegistry: MetricsHandler {
     }
 
     /// Counts the request, observes its duration, body sizes and transfer phases, and adds its duration to the
-    /// latency windows.
-    private func recordRequest(_ measurement: MetricsMeasurement) {
-        let key = OutcomeKey(measurement)
-        let route = RouteKey(measurement.labels)
+    /// latency windows. `route` is `RouteKey(measurement.labels)` when the caller has it already.
+    func recordRequest(_ measurement: MetricsMeasurement, route: RouteKey? = nil) {
+        let route = route ?? RouteKey(measurement.labels)
+        let key = OutcomeKey(measurement, route: route)
         let duration = Bucketed(measurement.seconds, in: configuration.durationBuckets)
         let sent = measurement.requestBodyBytes.map { Bucketed(Double($0), in: configuration.sizeBuckets) }
         let received = measurement.responseBodyBytes.map { Bucketed(Double($0), in: configuration.sizeBuckets) }
@@ -111,10 +116,10 @@ public final class MetricsRegistry: MetricsHandler {
     }
 
     /// Counts the attempt, observes its duration and adds its body bytes to the per-route totals.
-    private func recordAttempt(_ measurement: MetricsMeasurement) {
+    func recordAttempt(_ measurement: MetricsMeasurement) {
         let limit = configuration.maximumSeriesPerMetric
-        let key = OutcomeKey(measurement)
         let route = RouteKey(measurement.labels)
+        let key = OutcomeKey(measurement, route: route)
         let duration = Bucketed(measurement.seconds, in: configuration.durationBuckets)
         let sent = UInt64(max(0, measurement.requestBodyBytes ?? 0))
         let received = UInt64(max(0, measurement.responseBodyBytes ?? 0))
@@ -126,8 +131,9 @@ public final class MetricsRegistry: MetricsHandler {
         }
     }
 
-    private func recordResponseHeaders(_ labels: MetricsLabels, seconds: Double) {
-        let route = RouteKey(labels)
+    /// Observes a time to response headers; `route` is `RouteKey(labels)` when the caller has it already.
+    func recordResponseHeaders(_ labels: MetricsLabels, seconds: Double, route: RouteKey? = nil) {
+        let route = route ?? RouteKey(labels)
         let duration = Bucketed(seconds, in: configuration.durationBuckets)
         state.withLock { state in observe(duration, in: &state.responseHeaders, route: route) }
     }
@@ -135,7 +141,7 @@ public final class MetricsRegistry: MetricsHandler {
     /// Counts an event by its typed kind: retries by route, token refreshes by result, cache lookups by route and
     /// result, circuit breaker transitions by key (and the key's state for the gauge), and every other event by
     /// source and name.
-    private func recordEvent(_ kind: NetworkAgentEvent.Kind, labels: MetricsLabels) {
+    func recordEvent(_ kind: NetworkAgentEvent.Kind, labels: MetricsLabels) {
         let limit = configuration.maximumSeriesPerMetric
         state.withLock { state in
             switch kind {
@@ -215,12 +221,8 @@ public final class MetricsRegistry: MetricsHandler {
 }
 
 extension OutcomeKey {
-    init(_ measurement: MetricsMeasurement) {
-        self.init(
-            route: measurement.labels.route,
-            method: measurement.labels.method,
-            statusClass: measurement.statusClass,
-            outcome: measurement.outcome.description
-        )
+    /// The key of a measurement whose route key (`RouteKey(measurement.labels)`) is `route`.
+    init(_ measurement: MetricsMeasurement, route: RouteKey) {
+        self.init(route: route, statusClass: measurement.statusClass, outcome: measurement.outcome.description)
     }
 }

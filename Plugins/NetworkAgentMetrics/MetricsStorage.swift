@@ -18,7 +18,7 @@ struct RouteKey: SeriesKey {
     /// The hash of `route` and `method`, worked out once: a finished request files the same key in five series
     /// (duration, both body sizes, the transfer phases, the quantile window), and each look-up hashed both strings
     /// again.
-    private let labelsHash: Int
+    let labelsHash: Int
 
     init(_ labels: MetricsLabels) {
         self.init(route: labels.route, method: labels.method)
@@ -51,10 +51,36 @@ struct RouteKey: SeriesKey {
 }
 
 struct OutcomeKey: SeriesKey {
-    var route: String
-    var method: String
-    var statusClass: String
-    var outcome: String
+    let route: String
+    let method: String
+    let statusClass: String
+    let outcome: String
+    /// `RouteKey`'s hash of `route` and `method`: the route's key is made for the same request anyway, so a
+    /// look-up hashes only the other two labels.
+    private let routeHash: Int
+
+    init(route: RouteKey, statusClass: String, outcome: String) {
+        self.route = route.route
+        self.method = route.method
+        self.statusClass = statusClass
+        self.outcome = outcome
+        self.routeHash = route.labelsHash
+    }
+
+    init(route: String, method: String, statusClass: String, outcome: String) {
+        self.init(route: RouteKey(route: route, method: method), statusClass: statusClass, outcome: outcome)
+    }
+
+    static func == (lhs: OutcomeKey, rhs: OutcomeKey) -> Bool {
+        lhs.routeHash == rhs.routeHash && lhs.route == rhs.route && lhs.method == rhs.method
+            && lhs.statusClass == rhs.statusClass && lhs.outcome == rhs.outcome
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(routeHash)
+        hasher.combine(statusClass)
+        hasher.combine(outcome)
+    }
 
     static let overflow = OutcomeKey(
         route: overflowLabel,

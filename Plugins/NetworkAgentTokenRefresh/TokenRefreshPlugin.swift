@@ -48,9 +48,13 @@ public struct TokenRefreshPlugin: NetworkAgentPlugin {
     ) {
         self.refresher = refresher
         self.trigger = trigger
-        self.auth = AuthPlugin(additionalOrigins: additionalOrigins, plainHTTPHosts: plainHTTPHosts) {
-            try refresher.credentialForNewRequest()
-        }
+        // The refresher's state is read without a suspension, with the current token's `Authorization` value
+        // made when the token was published.
+        self.auth = AuthPlugin(
+            additionalOrigins: additionalOrigins,
+            plainHTTPHosts: plainHTTPHosts,
+            source: .immediate { try refresher.preparedCredentialForNewRequest() }
+        )
     }
 
     /// Adds the refresher's current credential under the ``/NetworkAgentAuth/AuthPlugin`` rules.

@@ -168,6 +168,8 @@ public actor TokenRefresher {
         let expired: Error?
         let isRefreshing: Bool
         let proactiveSpent: Int?
+        /// `current`'s credential with its `Authorization` value, made once per change instead of once per request.
+        let prepared: PreparedCredential?
 
         init(
             current: AuthToken?,
@@ -183,6 +185,7 @@ public actor TokenRefresher {
             self.expired = expired
             self.isRefreshing = isRefreshing
             self.proactiveSpent = proactiveSpent
+            self.prepared = current.map { PreparedCredential($0.credential) }
         }
     }
 
@@ -263,11 +266,12 @@ public actor TokenRefresher {
 
     // MARK: - Used by the plugin
 
-    /// The credential for a request being built; fails fast once the session expired.
-    nonisolated func credentialForNewRequest() throws(Error) -> Credential? {
+    /// The credential for a request being built, with its `Authorization` value prepared when the token was
+    /// published; fails fast once the session expired.
+    nonisolated func preparedCredentialForNewRequest() throws(Error) -> PreparedCredential? {
         let state = published.withLock { $0 }
         if let expired = state.expired { throw expired }
-        return state.current?.credential
+        return state.prepared
     }
 
     /// What ``preparationAtOnce(_:)`` found: the answer, or that the actor must decide.
